@@ -1,0 +1,7 @@
+"""``python -m raosym``: the same as the ``raosym`` command."""
+
+import sys
+
+from raosym.cli import main
+
+sys.exit(main())

@@ -1,0 +1,26 @@
+"""SymPy objects that proofs display but SymPy does not have: an expectation ``E[X]``.
+
+Used by the derive stage in proof steps (never evaluated); the LaTeX backend prints it as
+``\\mathbb{E}_\\theta[X]``.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+
+class Expectation(sympy.Function):
+    """``E[X]`` under the family's own density; stays unevaluated."""
+
+    nargs = 1
+
+    def _latex(self, printer) -> str:
+        return r"\mathbb{E}_{\theta}\left[" + printer._print(self.args[0]) + r"\right]"
+
+    def _sympystr(self, printer) -> str:
+        return "E[" + printer._print(self.args[0]) + "]"
+
+
+def fisher_symbol(row_name: str, column_name: str) -> sympy.Symbol:
+    """The symbol ``g_{row column}`` naming a Fisher entry in proofs."""
+    return sympy.Symbol(f"g_{row_name}_{column_name}")

@@ -1,0 +1,387 @@
+"""The Fisher ladder: the symbolic Fisher information matrix of a family, with its proof.
+
+Input: a :class:`FamilySpec`. Output: the matrix and one :class:`FisherEntry` per entry, each
+with the steps that closed it. The definition used is always the score product
+``g_ij = E[s_i s_j]`` with ``s_i = d log f / d theta_i``; the Hessian form is used only where it
+is a theorem (the exponential-family rung), never as a shortcut for densities with kinks.
+
+The rungs, tried in this order (each closes what it can or declines):
+
+1. ``exponential family``: ``log f = sum_a eta_a(theta) T_a(x) + h(x) - A(theta)`` with as many
+   statistics as coordinates; then ``E[T] = (J^T)^-1 grad A`` and
+   ``g = Hess A - sum_a Hess(eta_a) E[T_a]``: no integral at all. Closes the whole matrix.
+2. ``finite sum`` and ``series`` for discrete supports.
+3. ``location-scale reduction``: ``x = mu + s t`` turns every entry into ``(1/s^2)`` times a
+   parameter-free integral, closed by :func:`raosym.derive.integrals.close_integral` (fold,
+   kink split, integrate, closers).
+4. ``direct integration`` over the support, split at kinks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sympy
+
+from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
+from raosym.derive.expectation import Expectation, fisher_symbol
+from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, tidy
+from raosym.derive.steps import FisherEntry, ProofStep
+from raosym.errors import DerivationError, SpecError
+from raosym.spec.model import FamilySpec
+
+
+def log_density(spec: FamilySpec) -> sympy.Expr:
+    """``log f`` with logarithms of products and powers expanded (the density is positive)."""
+    return sympy.expand_log(sympy.log(spec.density), force=True)
+
+
+def scores(spec: FamilySpec) -> tuple[sympy.Expr, ...]:
+    """The score functions ``s_i = d log f / d theta_i``."""
+    logf = log_density(spec)
+    # No simplify here: it turns sign(x - mu) into a Piecewise that hides the kink.
+    return tuple(sympy.diff(logf, theta) for theta in spec.coordinate_symbols)
+
+
+# ----------------------------------------------------------------------------- exponential family
+
+
+def _exponential_family_terms(spec: FamilySpec):
+    """``(statistics, eta, log_partition)`` when ``log f`` separates, else None.
+
+    Each additive term of ``log f`` must be a product of a factor free of the variable and a
+    factor free of the coordinates; terms with both kinds of factor join a statistic ``T(x)``.
+    """
+    x, coordinates = spec.variable, set(spec.coordinate_symbols)
+    logf = sympy.expand(sympy.expand_func(log_density(spec)))
+    natural: dict[sympy.Expr, sympy.Expr] = {}
+    minus_log_partition = sympy.S.Zero
+    for term in sympy.Add.make_args(logf):
+        coefficient, statistic = term.as_independent(x, as_Add=False)
+        if statistic.free_symbols & coordinates:
+            return None
+        if not coefficient.free_symbols & coordinates:
+            continue  # part of the base measure h(x)
+        if statistic == 1:
+            minus_log_partition += coefficient
+        else:
+            natural[statistic] = natural.get(statistic, 0) + coefficient
+    statistics = sorted(natural, key=sympy.default_sort_key)
+    return statistics, [natural[statistic] for statistic in statistics], -minus_log_partition
+
+
+def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:
+    """Rung 1: the whole matrix from the log-partition function, when ``f`` is an exponential
+    family with as many sufficient statistics as coordinates (so ``E[T]`` is determined)."""
+    separated = _exponential_family_terms(spec)
+    coordinates = spec.coordinate_symbols
+    if separated is None or len(separated[0]) != len(coordinates):
+        return None
+    statistics, eta, log_partition = separated
+    jacobian = sympy.Matrix([[sympy.diff(e, theta) for theta in coordinates] for e in eta])
+    if sympy.simplify(jacobian.det()) == 0:
+        return None
+    gradient = sympy.Matrix([sympy.diff(log_partition, theta) for theta in coordinates])
+    means = (jacobian.T.inv() * gradient).applyfunc(sympy.simplify)
+    steps = _exponential_family_steps(spec, statistics, eta, log_partition, means)
+    entries = []
+    for i, theta_i in enumerate(coordinates):
+        for j, theta_j in enumerate(coordinates[: i + 1]):
+            hessian = sympy.diff(log_partition, theta_i, theta_j)
+            curvature_of_eta = sum(
+                sympy.diff(e, theta_i, theta_j) * mean for e, mean in zip(eta, means)
+            )
+            value = tidy(hessian - curvature_of_eta)
+            step = ProofStep(
+                "Fisher information of an exponential family: the expected negative Hessian "
+                "of the log-density, which depends on x only through the means of T.",
+                fisher_symbol(theta_i.name, theta_j.name),
+                value,
+                "log f is smooth in theta for every x and the support does not depend on "
+                "theta, so E[s_i s_j] = -E[d_i d_j log f] = d_i d_j A - sum_a "
+                "d_i d_j eta_a E[T_a]",
+                "exponential family",
+            )
+            entries.append(FisherEntry(i, j, value, "exponential family", (*steps, step)))
+    return tuple(entries)
+
+
+def _exponential_family_steps(spec, statistics, eta, log_partition, means):
+    x = spec.variable
+    base = sympy.expand(log_density(spec)) - sum(e * t for e, t in zip(eta, statistics))
+    base = sympy.simplify(base + log_partition)
+    form = sympy.Add(
+        *(sympy.Mul(e, t, evaluate=False) for e, t in zip(eta, statistics)),
+        base,
+        -log_partition,
+        evaluate=False,
+    )
+    recognize = ProofStep(
+        "The log-density has exponential-family form with sufficient statistics "
+        + ", ".join(sympy.sstr(t) for t in statistics)
+        + ".",
+        sympy.log(sympy.Function("f")(x)),
+        form,
+        "each term of log f is a function of theta times a function of x, or a function of "
+        "one of them alone",
+        "exponential family",
+    )
+    mean_steps = tuple(
+        ProofStep(
+            "The scores have mean zero, which fixes the mean of each sufficient statistic.",
+            Expectation(statistic),
+            mean,
+            "differentiating the normalization 1 = sum/integral of f under the integral sign "
+            "gives E[s_i] = 0, i.e. J^T E[T] = grad A with J = d eta / d theta invertible",
+            "exponential family",
+        )
+        for statistic, mean in zip(statistics, means)
+    )
+    return (recognize, *mean_steps)
+
+
+# --------------------------------------------------------------------------- discrete supports
+
+
+def _summation(spec: FamilySpec, summand: sympy.Expr, *, budget: float) -> ClosedIntegral:
+    support, x = spec.support, spec.variable
+    if support.kind == "finite":
+        total = sympy.Add(*(summand.subs(x, point) for point in support.points), evaluate=False)
+        value = tidy(total.doit())
+        step = ProofStep(
+            "Sum over the finite support.",
+            sympy.Sum(summand, (x, support.points[0], support.points[-1]))
+            if _is_integer_run(support.points)
+            else sympy.Function("Sum")(summand),
+            total,
+            "the support is {" + ", ".join(map(sympy.sstr, support.points)) + "}",
+            "finite sum",
+        )
+        return ClosedIntegral(value, (step,))
+    series = sympy.Sum(summand, (x, support.lower, support.upper))
+    result = run_with_budget(sympy.summation, summand, (x, support.lower, support.upper),
+                             seconds=budget, what=f"summation over {x}")
+    if isinstance(result, sympy.Piecewise):
+        result = result.args[0][0]
+    if not is_closed(result):
+        raise DerivationError(f"SymPy could not close the sum {sympy.sstr(series)}")
+    value = tidy(result)
+    strategy = "finite sum" if support.upper.is_finite else "series"
+    step = ProofStep("Sum the series.", series, value, "SymPy summation", strategy)
+    return ClosedIntegral(value, (step,))
+
+
+def _is_integer_run(points) -> bool:
+    return all(p.is_integer for p in points) and list(points) == list(
+        range(int(points[0]), int(points[-1]) + 1)
+    )
+
+
+# --------------------------------------------------------------------- location-scale reduction
+
+
+def location_and_scale(spec: FamilySpec) -> tuple[sympy.Symbol | None, sympy.Symbol | None]:
+    """The location coordinate (``f`` depends on ``x - mu`` only) and the scale parameter
+    (coordinate or constant; ``s f(s t)`` free of ``s``), each None when absent."""
+    if spec.support.discrete:
+        return None, None
+    x, density = spec.variable, spec.density
+    location = None
+    if spec.support.lower == -sympy.oo and spec.support.upper == sympy.oo:
+        for theta in spec.coordinate_symbols:
+            if theta not in sympy.simplify(density.subs(x, x + theta)).free_symbols:
+                location = theta
+                break
+    centred = density.subs(x, x + location) if location is not None else density
+    invariant = spec.support.lower in (0, -sympy.oo) and spec.support.upper == sympy.oo
+    for parameter in spec.parameters:
+        scale = parameter.symbol
+        if not invariant or scale == location or not scale.is_positive:
+            continue
+        if scale not in sympy.simplify(scale * centred.subs(x, scale * x)).free_symbols:
+            return location, scale
+    return location, None
+
+
+def _reduce_location_scale(spec, integrand, location, scale):
+    """``Integral over x`` -> ``coefficient * Integral over t`` with ``x = mu + s t``."""
+    x = spec.variable
+    t = sympy.Symbol("t", real=True)
+    shift = location if location is not None else 0
+    stretch = scale if scale is not None else 1
+    substituted = sympy.simplify(integrand.subs(x, shift + stretch * t) * stretch)
+    coefficient, reduced = substituted.as_independent(t, as_Add=False)
+    lower = spec.support.lower if location is None else -sympy.oo
+    before = sympy.Integral(integrand, (x, spec.support.lower, spec.support.upper))
+    after = coefficient * sympy.Integral(reduced, (t, lower, spec.support.upper))
+    change = sympy.Eq(x, shift + stretch * t)
+    step = ProofStep(
+        "Change variables to the standardized variable t (location-scale reduction).",
+        before,
+        after,
+        f"substitute {sympy.sstr(change.lhs)} = {sympy.sstr(change.rhs)}, "
+        f"dx = {sympy.sstr(stretch)} dt; the family is a location-scale family, so the "
+        "parameters leave the integrand",
+        "location-scale",
+    )
+    return coefficient, reduced, t, lower, step
+
+
+# ------------------------------------------------------------------------------------ the ladder
+
+
+def fisher_entries(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> tuple[FisherEntry, ...]:
+    """Close every entry ``g_ij`` (``j <= i``) of the Fisher matrix, rung by rung."""
+    closed = exponential_family(spec)
+    if closed is not None:
+        return closed
+    score = scores(spec)
+    coordinates = spec.coordinate_symbols
+    entries = []
+    for i in range(len(coordinates)):
+        for j in range(i + 1):
+            entries.append(_close_entry(spec, score, i, j, budget=budget))
+    return tuple(entries)
+
+
+def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
+    coordinates = spec.coordinate_symbols
+    name = fisher_symbol(coordinates[i].name, coordinates[j].name)
+    integrand = score[i] * score[j] * spec.density
+    definition = ProofStep(
+        "Definition: the Fisher information is the expected product of the scores.",
+        name,
+        _expectation_form(spec, integrand),
+        "s_i = d log f / d theta_i; the score-product form holds for every density, "
+        "including those with kinks",
+        "definition",
+    )
+    failures = []
+    for strategy, rung in _entry_rungs(spec):
+        try:
+            closed = rung(spec, integrand, budget=budget)
+        except (DerivationError, BudgetExceeded) as error:
+            failures.append(f"{strategy}: {error}")
+            continue
+        if closed is None:
+            continue
+        hypotheses = convergence_hypotheses(spec, name, closed.conditions)
+        return FisherEntry(i, j, closed.value, strategy, (definition, *closed.steps), hypotheses)
+    detail = "; ".join(failures) or "no strategy applies"
+    raise DerivationError(f"{spec.path}: could not close the Fisher entry {name}: {detail}")
+
+
+def convergence_hypotheses(spec: FamilySpec, name, conditions) -> tuple[str, ...]:
+    """The convergence conditions SymPy attached to an entry, as hypotheses.
+
+    A condition implied by the declared domains is stated as such. One that fails somewhere in
+    the declared domains means the entry diverges there: that is an error in the derivation
+    file (the generalized Gaussian with ``N > 0`` instead of ``N > 1/2``), exit status 2.
+    """
+    hypotheses = []
+    for condition in conditions:
+        stated = _readable_condition(condition)
+        if stated == sympy.true:
+            continue
+        if _implied_by_domains(spec, condition):
+            hypotheses.append(f"{sympy.sstr(stated)} (implied by the declared domains)")
+            continue
+        counterexample = _counterexample(spec, condition)
+        if counterexample is not None:
+            raise SpecError(
+                f"the Fisher entry {name} diverges where {sympy.sstr(stated)} fails, e.g. at "
+                f"{counterexample}, which the declared domains allow; restrict the domain of "
+                "the constants (for example '> 1/2') so that the entry converges",
+                path=spec.path, key="constants")
+        hypotheses.append(f"{sympy.sstr(stated)} (assumed; true at every sampled point)")
+    return tuple(hypotheses)
+
+
+def _readable_condition(condition):
+    symbols = condition.free_symbols
+    if len(symbols) == 1:
+        try:
+            return sympy.solve_univariate_inequality(condition, symbols.pop(), relational=True)
+        except (NotImplementedError, ValueError, TypeError):
+            pass
+    return sympy.simplify(condition)
+
+
+def _implied_by_domains(spec: FamilySpec, condition) -> bool:
+    """Substitute each parameter by a parametrization of its domain by a free positive epsilon;
+    the condition is implied when it then simplifies to True."""
+    substitution = {}
+    for parameter in spec.parameters:
+        domain = parameter.domain
+        if domain.integer:
+            return False
+        epsilon = sympy.Symbol(f"epsilon_{parameter.name}", positive=True)
+        if domain.lower.is_finite and domain.upper.is_finite:
+            value = domain.lower + (domain.upper - domain.lower) * epsilon / (1 + epsilon)
+        elif domain.lower.is_finite:
+            value = domain.lower + epsilon
+        elif domain.upper.is_finite:
+            value = domain.upper - epsilon
+        else:
+            continue
+        substitution[parameter.symbol] = value
+    return bool(sympy.simplify(condition.subs(substitution)) == sympy.true)
+
+
+def _counterexample(spec: FamilySpec, condition) -> str | None:
+    """A sampled point of the declared domains where ``condition`` is false, described."""
+    from raosym.verify.points import sample_points  # a leaf module: no cycle into verify
+
+    for point in sample_points(spec, 8):
+        values = {symbol: sympy.Float(str(value), 30) for symbol, value in point.items()}
+        if condition.subs(values) == sympy.false:
+            involved = sorted(condition.free_symbols, key=lambda symbol: symbol.name)
+            return ", ".join(f"{symbol} = {values[symbol]:.6g}" for symbol in involved)
+    return None
+
+
+def _expectation_form(spec, integrand):
+    x, support = spec.variable, spec.support
+    if support.kind == "finite":
+        return sympy.Function("Sum")(integrand)
+    if support.discrete:
+        return sympy.Sum(integrand, (x, support.lower, support.upper))
+    return sympy.Integral(integrand, (x, support.lower, support.upper))
+
+
+def _entry_rungs(spec) -> list[tuple[str, Callable]]:
+    if spec.support.discrete:
+        return [("sum", _sum_rung)]
+    return [("location-scale", _location_scale_rung), ("direct integration", _direct_rung)]
+
+
+def _sum_rung(spec, integrand, *, budget):
+    return _summation(spec, integrand, budget=budget)
+
+
+def _location_scale_rung(spec, integrand, *, budget):
+    location, scale = location_and_scale(spec)
+    if location is None and scale is None:
+        return None
+    coefficient, reduced, t, lower, step = _reduce_location_scale(spec, integrand, location, scale)
+    closed = close_integral(reduced, t, lower, spec.support.upper, budget=budget)
+    value = tidy(coefficient * closed.value)
+    return ClosedIntegral(value, (step, *closed.steps), closed.conditions)
+
+
+def _direct_rung(spec, integrand, *, budget):
+    support = spec.support
+    return close_integral(integrand, spec.variable, support.lower, support.upper, budget=budget)
+
+
+def fisher_matrix(spec: FamilySpec, entries: tuple[FisherEntry, ...]) -> sympy.ImmutableMatrix:
+    """The symmetric matrix assembled from the lower-triangle entries."""
+    size = len(spec.coordinates)
+    matrix = sympy.zeros(size, size)
+    for entry in entries:
+        matrix[entry.row, entry.column] = entry.value
+        matrix[entry.column, entry.row] = entry.value
+    return sympy.ImmutableMatrix(matrix)
+
+
+__all__ = ["fisher_entries", "fisher_matrix", "scores", "log_density", "location_and_scale"]

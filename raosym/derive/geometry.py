@@ -1,0 +1,84 @@
+"""Riemannian geometry of the Fisher metric: line element, Christoffel symbols, curvature.
+
+Derive stage, after the Fisher ladder. Input: the coordinates and the metric ``g``. Output: a
+:class:`Geometry`. Conventions: ``Gamma^k_ij = 1/2 g^kl (d_i g_jl + d_j g_il - d_l g_ij)``,
+``R^a_bcd = d_c Gamma^a_db - d_d Gamma^a_cb + Gamma^a_ce Gamma^e_db - Gamma^a_de Gamma^e_cb``,
+Ricci ``R_bd = R^a_bad``, scalar ``R = g^bd R_bd``; for two coordinates the Gaussian curvature
+is ``K = R/2`` (the Poincare half-plane ``(dx^2 + dy^2)/y^2`` has ``K = -1``).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from raosym.derive.integrals import tidy
+from raosym.derive.steps import Geometry, ProofStep
+
+
+def differentials(coordinates) -> tuple[sympy.Symbol, ...]:
+    """The symbols ``d mu``, ``d sigma`` ... of the line element."""
+    return tuple(sympy.Symbol(f"d{theta.name}") for theta in coordinates)
+
+
+def line_element(coordinates, metric: sympy.Matrix) -> sympy.Expr:
+    """``ds^2 = sum_ij g_ij dtheta^i dtheta^j``."""
+    d = sympy.Matrix(differentials(coordinates))
+    return sympy.expand((d.T * metric * d)[0, 0])
+
+
+def christoffel_symbols(coordinates, metric: sympy.Matrix):
+    """``Gamma[k][i][j] = Gamma^k_ij`` of the Levi-Civita connection."""
+    size = len(coordinates)
+    inverse = metric.inv()
+    d = [[[sympy.diff(metric[i, j], coordinates[l]) for l in range(size)] for j in range(size)]
+         for i in range(size)]
+    return tuple(
+        tuple(
+            tuple(
+                tidy(sum(inverse[k, l] * (d[j][l][i] + d[i][l][j] - d[i][j][l])
+                         for l in range(size)) / 2)
+                for j in range(size)
+            )
+            for i in range(size)
+        )
+        for k in range(size)
+    )
+
+
+def scalar_curvature(coordinates, metric: sympy.Matrix, christoffel) -> sympy.Expr:
+    """The Ricci scalar of the metric."""
+    size = len(coordinates)
+    gamma = christoffel
+
+    def riemann(a, b, c, d):
+        value = sympy.diff(gamma[a][d][b], coordinates[c]) - sympy.diff(gamma[a][c][b], coordinates[d])
+        for e in range(size):
+            value += gamma[a][c][e] * gamma[e][d][b] - gamma[a][d][e] * gamma[e][c][b]
+        return value
+
+    ricci = sympy.Matrix(size, size, lambda b, d: sum(riemann(a, b, a, d) for a in range(size)))
+    inverse = metric.inv()
+    return tidy(sum(inverse[b, d] * ricci[b, d] for b in range(size) for d in range(size)))
+
+
+def derive_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
+    """Line element, Christoffel symbols and curvature of the Fisher metric."""
+    ds2 = line_element(coordinates, metric)
+    steps = [ProofStep("The line element of the Fisher metric.", sympy.Symbol("ds") ** 2, ds2,
+                       "ds^2 = sum_ij g_ij dtheta^i dtheta^j", "geometry")]
+    if len(coordinates) == 1:
+        # A one-dimensional manifold is flat: there is no intrinsic curvature.
+        gamma = christoffel_symbols(coordinates, metric)
+        return Geometry(ds2, differentials(coordinates), gamma, sympy.S.Zero, None, tuple(steps))
+    gamma = christoffel_symbols(coordinates, metric)
+    scalar = scalar_curvature(coordinates, metric, gamma)
+    gaussian = tidy(scalar / 2) if len(coordinates) == 2 else None
+    steps.append(ProofStep(
+        "The scalar curvature, from the Christoffel symbols of the metric.",
+        sympy.Symbol("R"), scalar,
+        "R = g^bd R^a_bad with the Levi-Civita connection of g", "geometry"))
+    if gaussian is not None:
+        steps.append(ProofStep("The Gaussian curvature of the two-dimensional metric.",
+                               sympy.Symbol("K"), gaussian, "K = R/2 in dimension two",
+                               "geometry"))
+    return Geometry(ds2, differentials(coordinates), gamma, scalar, gaussian, tuple(steps))

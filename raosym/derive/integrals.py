@@ -1,0 +1,215 @@
+"""Closing one definite integral (or sum) exactly: the inner rungs of the Fisher ladder.
+
+``close_integral`` takes an integrand and a range, and tries, in order: folding a symmetric
+integrand onto (0, oo) (an odd one is 0), splitting at the kinks of ``Abs``/``sign``, SymPy's
+``integrate`` under a time budget, and the closers of :mod:`raosym.derive.closers` for kernels
+SymPy cannot integrate. Every transformation it applies is recorded as a :class:`ProofStep`.
+Results are accepted only when they are closed (:func:`is_closed`); convergence conditions that
+SymPy attaches become hypotheses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import sympy
+
+from raosym.derive import closers
+from raosym.derive.budget import BudgetExceeded, run_with_budget
+from raosym.derive.steps import ProofStep
+from raosym.errors import DerivationError
+
+_UNCLOSED_HEADS = (sympy.Integral, sympy.Sum, sympy.meijerg, sympy.hyper, sympy.Limit)
+
+
+@dataclass(frozen=True)
+class ClosedIntegral:
+    """The exact value of an integral, the steps that closed it, and its convergence conditions."""
+
+    value: sympy.Expr
+    steps: tuple[ProofStep, ...]
+    conditions: tuple[sympy.Basic, ...] = ()
+
+
+def is_closed(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` is a finite closed form (no integrals, sums, nan, zoo, oo or unevaluated
+    special functions that SymPy uses to give up)."""
+    if expr.has(*_UNCLOSED_HEADS):
+        return False
+    if expr.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo):
+        return False
+    return not isinstance(expr, sympy.Piecewise)
+
+
+def tidy(expr: sympy.Expr) -> sympy.Expr:
+    """Canonical form of a closed result: gamma functions combined, powers collected, and
+    removable singularities such as ``(N - 1)*gamma(1 - 1/N)`` at ``N = 1`` removed."""
+    tidied = sympy.powsimp(sympy.gammasimp(sympy.factor_terms(sympy.cancel(expr))))
+    simplified = sympy.simplify(tidied)
+    if sympy.count_ops(simplified) <= sympy.count_ops(tidied):
+        tidied = simplified
+    return absorb_into_gamma(tidied)
+
+
+def absorb_into_gamma(expr: sympy.Expr) -> sympy.Expr:
+    """Rewrite ``q * gamma(z)`` as ``(q/z) * gamma(z + 1)`` when ``q/z`` has no pole where
+    ``z`` vanishes (its denominator is free of the symbols of ``z``).
+
+    ``(N - 1)*gamma(1 - 1/N)`` is 0*oo at N = 1 (numeric code would return nan there), while
+    the equal ``N*gamma(2 - 1/N)`` is finite.
+    """
+
+    def absorb(term):
+        factors = list(term.args)
+        for g_index, factor in enumerate(factors):
+            if not isinstance(factor, sympy.gamma):
+                continue
+            for q_index, other in enumerate(factors):
+                argument = factor.args[0]
+                ratio = sympy.cancel(other / argument)
+                if q_index == g_index or sympy.denom(ratio).has(*argument.free_symbols):
+                    continue
+                rest = [f for k, f in enumerate(factors) if k not in (g_index, q_index)]
+                return sympy.Mul(*rest, ratio, sympy.gamma(sympy.expand(argument + 1)))
+        return term
+
+    return expr.replace(lambda node: isinstance(node, sympy.Mul), absorb)
+
+
+def kinks(expr: sympy.Expr, variable: sympy.Symbol) -> list[sympy.Expr]:
+    """Points where ``Abs``, ``sign`` or ``Heaviside`` of an argument linear in ``variable``
+    switch branch, sorted; an empty list when there are none or they cannot be located."""
+    points = set()
+    for node in expr.atoms(sympy.Abs, sympy.sign, sympy.Heaviside):
+        argument = node.args[0]
+        if not argument.has(variable):
+            continue
+        solutions = sympy.solve(argument, variable)
+        if len(solutions) != 1:
+            return []
+        points.add(solutions[0])
+    if not all(point.is_number for point in points):
+        return sorted(points, key=sympy.default_sort_key)
+    return sorted(points, key=lambda point: float(point))
+
+
+def close_integral(
+    integrand: sympy.Expr,
+    variable: sympy.Symbol,
+    lower: sympy.Expr,
+    upper: sympy.Expr,
+    *,
+    budget: float,
+) -> ClosedIntegral:
+    """Close ``Integral(integrand, (variable, lower, upper))`` or raise DerivationError."""
+    integral = sympy.Integral(integrand, (variable, lower, upper))
+    if lower == -sympy.oo and upper == sympy.oo:
+        folded = _fold_symmetric(integrand, variable, budget=budget)
+        if folded is not None:
+            return folded
+    points = [point for point in kinks(integrand, variable) if _strictly_inside(point, lower, upper)]
+    if points:
+        return _split_at_kinks(integral, points, budget=budget)
+    return _integrate(integrand, variable, lower, upper, budget=budget)
+
+
+def _strictly_inside(point, lower, upper) -> bool:
+    return bool(sympy.And(point > lower, point < upper) == sympy.true)
+
+
+def _fold_symmetric(integrand, variable, *, budget) -> ClosedIntegral | None:
+    """An odd integrand integrates to 0 over the real line; an even one to twice its half."""
+    mirrored = integrand.subs(variable, -variable)
+    integral = sympy.Integral(integrand, (variable, -sympy.oo, sympy.oo))
+    if sympy.simplify(mirrored + integrand) == 0:
+        step = ProofStep(
+            "The integrand is odd, so its integral over the real line vanishes.",
+            integral,
+            sympy.S.Zero,
+            f"substituting {variable} -> -{variable} changes the sign of the integrand "
+            "(the integral converges absolutely, as the verification confirms)",
+            "fold",
+        )
+        return ClosedIntegral(sympy.S.Zero, (step,))
+    if sympy.simplify(mirrored - integrand) != 0:
+        return None
+    half_line = sympy.Symbol(variable.name, positive=True)
+    half = integrand.subs(variable, half_line)
+    step = ProofStep(
+        "The integrand is even, so the integral is twice the integral over the half-line.",
+        integral,
+        2 * sympy.Integral(half, (half_line, 0, sympy.oo)),
+        f"substituting {variable} -> -{variable} leaves the integrand unchanged; on the "
+        "half-line every Abs and sign takes its positive branch",
+        "fold",
+    )
+    closed = _integrate(half, half_line, sympy.S.Zero, sympy.oo, budget=budget)
+    return ClosedIntegral(tidy(2 * closed.value), (step, *closed.steps), closed.conditions)
+
+
+def _split_at_kinks(integral: sympy.Integral, points, *, budget) -> ClosedIntegral:
+    """Split the range at the kinks; on each piece every Abs and sign has a fixed branch."""
+    integrand, (variable, lower, upper) = integral.function, integral.limits[0]
+    bounds = [lower, *points, upper]
+    offset = sympy.Symbol("u", positive=True)
+    pieces, closed_pieces = [], []
+    for left, right in zip(bounds, bounds[1:]):
+        # Parametrize each piece from its finite end so that the branch is fixed by u > 0.
+        if left.is_finite:
+            piece = integrand.subs(variable, left + offset)
+            limits = (offset, 0, right - left)
+        else:
+            piece = integrand.subs(variable, right - offset)
+            limits = (offset, 0, right - left if left.is_finite else sympy.oo)
+        pieces.append(sympy.Integral(piece, limits))
+        closed_pieces.append(_integrate(piece, offset, *limits[1:], budget=budget))
+    step = ProofStep(
+        "Split the range at the kinks of the integrand.",
+        integral,
+        sympy.Add(*pieces, evaluate=False),
+        "on each piece every Abs and sign keeps one branch: "
+        + ", ".join(f"{variable} = {sympy.sstr(point)}" for point in points),
+        "split",
+    )
+    value = tidy(sympy.Add(*(piece.value for piece in closed_pieces)))
+    steps = (step, *(s for piece in closed_pieces for s in piece.steps))
+    conditions = tuple(c for piece in closed_pieces for c in piece.conditions)
+    return ClosedIntegral(value, steps, conditions)
+
+
+def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
+    """SymPy's integrate under a budget; then the closers on the half-line."""
+    integral = sympy.Integral(integrand, (variable, lower, upper))
+    failure = "SymPy's integrate returned no closed form"
+    try:
+        result = run_with_budget(
+            sympy.integrate, integrand, (variable, lower, upper), seconds=budget,
+            what=f"integrate over {variable} in ({sympy.sstr(lower)}, {sympy.sstr(upper)})",
+        )
+        value, conditions = _split_conditions(result)
+        if value is not None and is_closed(value):
+            value = tidy(value)
+            justification = "SymPy integrate (Risch, Meijer G and table methods)"
+            if conditions:
+                justification += "; converges when " + " and ".join(map(sympy.sstr, conditions))
+            step = ProofStep("Integrate.", integral, value, justification, "integrate")
+            return ClosedIntegral(value, (step,), conditions)
+    except BudgetExceeded as error:
+        failure = str(error)
+    if lower == 0 and upper == sympy.oo:
+        for closer in (closers.close_by_beta_substitution, closers.close_by_exponential_series):
+            closed = closer(integrand, variable, budget=budget)
+            if closed is not None:
+                value, steps = closed
+                return ClosedIntegral(tidy(value), tuple(steps))
+    raise DerivationError(f"could not close {sympy.sstr(integral)}: {failure}")
+
+
+def _split_conditions(result: sympy.Expr):
+    """Separate SymPy's ``Piecewise((value, condition), (Integral, True))`` into its parts."""
+    if not isinstance(result, sympy.Piecewise):
+        return result, ()
+    value, condition = result.args[0]
+    if not is_closed(value):
+        return None, ()
+    return value, (condition,)

@@ -1,0 +1,64 @@
+"""Proof steps and the immutable output of the derive stage.
+
+The derivation engine appends a :class:`ProofStep` each time it really transforms or closes a
+quantity; the LaTeX backend only renders them. A step is data: a one-sentence claim, the
+equation it establishes (``lhs = rhs`` as SymPy objects, usually unevaluated ``Integral``s or
+``Sum``s), and the justification that makes it valid.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+from raosym.spec.model import FamilySpec
+
+
+@dataclass(frozen=True)
+class ProofStep:
+    """One step the engine took: ``lhs = rhs`` because ``justification``."""
+
+    claim: str
+    lhs: sympy.Basic | None
+    rhs: sympy.Basic
+    justification: str
+    strategy: str = ""
+
+
+@dataclass(frozen=True)
+class FisherEntry:
+    """A closed entry ``g_ij`` of the Fisher matrix, with the steps that closed it."""
+
+    row: int
+    column: int
+    value: sympy.Expr
+    strategy: str
+    steps: tuple[ProofStep, ...]
+    hypotheses: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Geometry:
+    """Riemannian quantities of the Fisher metric."""
+
+    line_element: sympy.Expr
+    differentials: tuple[sympy.Symbol, ...]
+    christoffel: tuple  # christoffel[k][i][j] = Γ^k_ij
+    scalar_curvature: sympy.Expr | None
+    gaussian_curvature: sympy.Expr | None  # two coordinates only
+    steps: tuple[ProofStep, ...] = ()
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """Everything the derive stage found for one family (not yet checked numerically)."""
+
+    spec: FamilySpec
+    score: tuple[sympy.Expr, ...]
+    fisher: sympy.ImmutableMatrix
+    entries: tuple[FisherEntry, ...]
+    geometry: Geometry
+    hypotheses: tuple[str, ...]
+    steps: tuple[ProofStep, ...] = ()
+    timings: dict = field(default_factory=dict, compare=False, hash=False)

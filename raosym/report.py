@@ -1,0 +1,95 @@
+"""Results as text a person reads and as JSON a script reads (used by the CLI).
+
+The JSON object of a family has the keys ``name``, ``title``, ``path``, ``coordinates``,
+``constants``, ``fisher`` (k x k strings in SymPy syntax that ``sympy.sympify`` parses back),
+``fisher_strategies``, ``line_element``, ``curvature``, ``scalar_curvature``, ``hypotheses``,
+``verification`` (objects with ``quantity``, ``point``, ``symbolic``, ``numeric``, ``digits``),
+``min_digits`` and ``timings`` (seconds).
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from raosym.verify.checks import REQUIRED_DIGITS, Verified
+
+
+def _string(expr) -> str | None:
+    return None if expr is None else sympy.sstr(expr)
+
+
+def as_json(verified: Verified) -> dict:
+    derivation = verified.derivation
+    spec, geometry = derivation.spec, derivation.geometry
+    size = derivation.fisher.rows
+    strategies = [["" for _ in range(size)] for _ in range(size)]
+    for entry in derivation.entries:
+        strategies[entry.row][entry.column] = strategies[entry.column][entry.row] = entry.strategy
+    return {
+        "name": spec.name,
+        "title": spec.title,
+        "path": spec.path,
+        "sha256": spec.sha256,
+        "variable": spec.variable.name,
+        "support": spec.support.text,
+        "density": sympy.sstr(spec.density),
+        "coordinates": [p.name for p in spec.coordinates],
+        "coordinate_domains": {p.name: p.domain.text for p in spec.coordinates},
+        "constants": {p.name: p.domain.text for p in spec.constants},
+        "fisher": [[sympy.sstr(derivation.fisher[i, j]) for j in range(size)] for i in range(size)],
+        "fisher_strategies": strategies,
+        "line_element": sympy.sstr(geometry.line_element),
+        "curvature": _string(geometry.gaussian_curvature),
+        "scalar_curvature": _string(geometry.scalar_curvature),
+        "hypotheses": list(derivation.hypotheses),
+        "verification": [
+            {
+                "quantity": check.quantity,
+                "point": check.point,
+                "symbolic": check.symbolic,
+                "numeric": check.numeric,
+                "digits": check.digits,
+            }
+            for check in verified.checks
+        ],
+        "min_digits": verified.min_digits,
+        "timings": {stage: round(seconds, 3) for stage, seconds in derivation.timings.items()},
+    }
+
+
+def as_text(verified: Verified) -> str:
+    derivation = verified.derivation
+    spec, geometry = derivation.spec, derivation.geometry
+    lines = [f"{spec.name}: {spec.title} ({spec.path})"]
+    if spec.reference:
+        lines.append(f"  reference:   {spec.reference}")
+    lines.append(f"  density:     f({spec.variable}) = {sympy.sstr(spec.density)}, "
+                 f"{spec.variable} in {spec.support.text}")
+    lines.append("  coordinates: " + ", ".join(
+        f"{p.name} in {p.domain.describe()}" for p in spec.coordinates))
+    lines.append("  constants:   " + (", ".join(
+        f"{p.name} in {p.domain.describe()}" for p in spec.constants) or "none"))
+    lines.append("  hypotheses:  " + ("; ".join(derivation.hypotheses) or "none"))
+    lines.append("  Fisher information g_ij = E[s_i s_j]:")
+    for entry in derivation.entries:
+        row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
+        lines.append(f"    g[{row},{column}] = {sympy.sstr(entry.value)}    ({entry.strategy})")
+    lines.append(f"  line element: ds^2 = {sympy.sstr(geometry.line_element)}")
+    if geometry.gaussian_curvature is not None:
+        lines.append(f"  Gaussian curvature: K = {sympy.sstr(geometry.gaussian_curvature)}")
+    else:
+        lines.append(f"  scalar curvature: R = {sympy.sstr(geometry.scalar_curvature)}")
+    lines.append(_verification_table(verified))
+    return "\n".join(lines)
+
+
+def _verification_table(verified: Verified) -> str:
+    checks = verified.checks
+    points = len({tuple(sorted(check.point.items())) for check in checks})
+    lines = [f"  verification: {len(checks)} checks at {points} points, min "
+             f"{verified.min_digits:g} digits agreed ({REQUIRED_DIGITS} required)"]
+    width = max(len(check.quantity) for check in checks)
+    for check in checks:
+        point = ", ".join(f"{k}={v}" for k, v in check.point.items())
+        lines.append(f"    {check.quantity:<{width}}  {check.digits:5.1f} digits  at {point}")
+    return "\n".join(lines)

@@ -1,0 +1,121 @@
+"""The output of the spec stage: a validated, immutable description of a noise family.
+
+``spec.schema.load_spec`` turns ``derivations/NAME.toml`` into a :class:`FamilySpec`; every
+later stage (derive, verify, emit) reads only these objects, never the TOML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy
+
+
+@dataclass(frozen=True)
+class Domain:
+    """The set of values a coordinate or constant may take: an interval, possibly of integers.
+
+    ``lower``/``upper`` are SymPy numbers (``-oo``/``oo`` when unbounded); ``text`` is what the
+    derivation file said, used in messages and generated docstrings.
+    """
+
+    text: str
+    lower: sympy.Expr
+    upper: sympy.Expr
+    lower_open: bool = True
+    upper_open: bool = True
+    integer: bool = False
+
+    def symbol_assumptions(self) -> dict[str, bool]:
+        """SymPy assumptions implied by the domain (what SymPy can use while integrating)."""
+        assumptions: dict[str, bool] = {"integer": True} if self.integer else {"real": True}
+        if self.lower.is_finite and (self.lower > 0 or (self.lower == 0 and self.lower_open)):
+            assumptions["positive"] = True
+        elif self.lower.is_finite and self.lower >= 0:
+            assumptions["nonnegative"] = True
+        return assumptions
+
+    def contains(self, value) -> bool:
+        """Whether a number lies in the domain (nan never does)."""
+        value = sympy.sympify(value)
+        if value.is_real is not True and value.is_infinite is not True:
+            return False
+        if self.integer and not value.is_integer:
+            return False
+        above = value > self.lower if self.lower_open else value >= self.lower
+        below = value < self.upper if self.upper_open else value <= self.upper
+        return bool(above) and bool(below)
+
+    def describe(self) -> str:
+        """The domain in interval notation, e.g. ``(0, oo)`` or ``integers in [1, oo)``."""
+        left = "(" if self.lower_open else "["
+        right = ")" if self.upper_open else "]"
+        interval = f"{left}{sympy.sstr(self.lower)}, {sympy.sstr(self.upper)}{right}"
+        return f"integers in {interval}" if self.integer else interval
+
+
+@dataclass(frozen=True)
+class Support:
+    """Where the variable lives.
+
+    ``kind`` is ``"interval"`` (a density), ``"integers"`` (a pmf on the integers between
+    ``lower`` and ``upper``) or ``"finite"`` (a pmf on ``points``). Bounds may contain
+    constants (``[0, n]``) but never coordinates.
+    """
+
+    text: str
+    kind: str
+    lower: sympy.Expr = sympy.S.NegativeInfinity
+    upper: sympy.Expr = sympy.S.Infinity
+    lower_open: bool = True
+    upper_open: bool = True
+    points: tuple[sympy.Expr, ...] = ()
+
+    @property
+    def discrete(self) -> bool:
+        return self.kind != "interval"
+
+    def free_symbols(self) -> set[sympy.Symbol]:
+        symbols: set[sympy.Symbol] = set()
+        for bound in (self.lower, self.upper, *self.points):
+            symbols |= bound.free_symbols
+        return symbols
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A coordinate of the manifold or a constant of the family."""
+
+    name: str
+    symbol: sympy.Symbol
+    domain: Domain
+    role: str  # "coordinate" or "constant"
+
+
+@dataclass(frozen=True)
+class FamilySpec:
+    """Everything a derivation file says, parsed into SymPy objects and validated."""
+
+    name: str
+    title: str
+    reference: str
+    path: str
+    sha256: str
+    variable: sympy.Symbol
+    support: Support
+    density: sympy.Expr
+    coordinates: tuple[Parameter, ...]
+    constants: tuple[Parameter, ...] = ()
+    mechanism: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def parameters(self) -> tuple[Parameter, ...]:
+        return self.coordinates + self.constants
+
+    @property
+    def coordinate_symbols(self) -> tuple[sympy.Symbol, ...]:
+        return tuple(parameter.symbol for parameter in self.coordinates)
+
+    @property
+    def constant_symbols(self) -> tuple[sympy.Symbol, ...]:
+        return tuple(parameter.symbol for parameter in self.constants)

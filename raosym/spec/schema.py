@@ -1,0 +1,364 @@
+"""Reading and validating a derivation file (spec stage: ``derivations/NAME.toml`` → FamilySpec).
+
+:func:`load_spec` is the entry point of the pipeline. It reads the TOML, checks keys and
+types, builds the SymPy symbols from the declared domains, parses support and density through
+the whitelist of :mod:`raosym.spec.parser`, and checks that the family is one Fisher
+information applies to. Every error is a :class:`~raosym.errors.SpecError` naming the file,
+the key (``density``, ``coordinates.mu``, ...) and, when it can be found, the line and column.
+
+tomllib does not report where keys are, so :class:`_KeyLocator` finds them in the raw text;
+that is what lets a bad character in the density be reported at its column in the file.
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import keyword
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+
+import sympy
+
+from raosym.errors import SpecError
+from raosym.spec.domains import parse_domain, parse_support
+from raosym.spec.model import Domain, FamilySpec, Parameter, Support
+from raosym.spec.parser import RESERVED_NAMES, parse_expression
+
+REQUIRED_KEYS = ("name", "variable", "support", "density", "coordinates")
+OPTIONAL_KEYS = ("title", "reference", "constants", "mechanism")
+ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
+
+_FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")
+# ASCII only: Python normalizes Unicode identifiers (NFKC), so 'ﬁ' would silently become 'fi'.
+_PARAMETER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
+
+
+def load_spec(path: str | os.PathLike) -> FamilySpec:
+    """Read, parse and validate a derivation file."""
+    path_text = os.fspath(path)
+    raw = _read_bytes(path_text)
+    text = _decode(raw, path_text)
+    data = _parse_toml(text, path_text)
+    builder = _SpecBuilder(data, path_text, _KeyLocator(text))
+    return builder.build(sha256=hashlib.sha256(raw).hexdigest())
+
+
+# -- reading --------------------------------------------------------------------------------
+
+
+def _read_bytes(path: str) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError as error:
+        raise SpecError(f"cannot read the derivation file: {error.strerror or error}",
+                        path=path) from None
+
+
+def _decode(raw: bytes, path: str) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw[: error.start].count(b"\n") + 1
+        raise SpecError(f"the file is not valid UTF-8 (byte {error.start})", path=path,
+                        line=line) from None
+
+
+def _parse_toml(text: str, path: str) -> dict:
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        message = str(error)
+        line, column = _toml_error_position(message, text)
+        message = re.sub(r"\s*\((at line \d+, column \d+|at end of document)\)$", "", message)
+        raise SpecError(f"malformed TOML: {message}", path=path, line=line,
+                        column=column) from None
+
+
+def _toml_error_position(message: str, text: str) -> tuple[int | None, int | None]:
+    """tomllib puts the position only in its message: '... (at line 3, column 9)'."""
+    match = re.search(r"\(at line (\d+), column (\d+)\)$", message)
+    if match:
+        return int(match.group(1)), int(match.group(2))
+    if message.endswith("(at end of document)"):
+        lines = text.split("\n")
+        return len(lines), len(lines[-1]) + 1
+    return None, None
+
+
+class _KeyLocator:
+    """Finds the line of ``key = ...`` inside ``[table]`` and where its string value starts."""
+
+    _HEADER = re.compile(r"^\s*\[\[?\s*([^\[\]#]+?)\s*\]\]?\s*(#.*)?$")
+
+    def __init__(self, text: str) -> None:
+        self.lines = [line.rstrip("\r") for line in text.split("\n")]
+
+    def find(self, table: str | None, key: str) -> tuple[int | None, int | None]:
+        """(1-based line, number of characters before the string's content) or (None, None)."""
+        key_pattern = rf"""(?:{re.escape(key)}|"{re.escape(key)}"|'{re.escape(key)}')"""
+        places = [(table, key_pattern)]
+        if table is not None:  # also a dotted key at top level: coordinates.mu = "real"
+            places.append((None, rf"{re.escape(table)}\s*\.\s*{key_pattern}"))
+        for section, pattern in places:
+            found = self._search(section, re.compile(rf"^\s*{pattern}\s*=\s*"))
+            if found is not None:
+                return found
+        if table is None:  # a whole table, such as [coordinates]
+            return self._header_line(key), None
+        return None, None
+
+    def _header_line(self, table: str) -> int | None:
+        for index, line in enumerate(self.lines):
+            header = self._HEADER.match(line)
+            if header and self._table_name(header) == table:
+                return index + 1
+        return None
+
+    @staticmethod
+    def _table_name(header: re.Match) -> str:
+        return header.group(1).replace('"', "").replace("'", "").replace(" ", "")
+
+    def _search(self, section: str | None, assignment: re.Pattern) -> tuple[int, int] | None:
+        current = None
+        for index, line in enumerate(self.lines):
+            header = self._HEADER.match(line)
+            if header:
+                current = self._table_name(header)
+                continue
+            match = assignment.match(line) if current == section else None
+            if match:
+                return self._value_start(index, match.end())
+        return None
+
+    def _value_start(self, index: int, value_column: int) -> tuple[int, int]:
+        rest = self.lines[index][value_column:]
+        for quotes in ('"""', "'''"):
+            if rest.startswith(quotes):
+                if not rest[3:].strip():  # TOML drops a newline right after the quotes
+                    return index + 2, 0
+                return index + 1, value_column + 3
+        if rest[:1] in ('"', "'"):
+            return index + 1, value_column + 1
+        return index + 1, value_column
+
+
+# -- validation -----------------------------------------------------------------------------
+
+
+class _SpecBuilder:
+    """Turns the TOML tables of one file into a FamilySpec, checking as it goes."""
+
+    def __init__(self, data: dict, path: str, locator: _KeyLocator) -> None:
+        self.data = data
+        self.path = path
+        self.locator = locator
+
+    def build(self, sha256: str) -> FamilySpec:
+        self._check_top_level_keys()
+        name = self._family_name()
+        variable_name = self._variable_name()
+        coordinate_texts = self._parameter_table("coordinates", required=True)
+        constant_texts = self._parameter_table("constants", required=False)
+        self._check_collisions(variable_name, coordinate_texts, constant_texts)
+
+        all_names = [*coordinate_texts, *constant_texts]
+        coordinates = tuple(
+            self._parameter("coordinates", name_, text, all_names)
+            for name_, text in coordinate_texts.items())
+        constants = tuple(
+            self._parameter("constants", name_, text, all_names)
+            for name_, text in constant_texts.items())
+
+        support = self._support(coordinates, constants)
+        variable = _variable_symbol(variable_name, support)
+        density = self._density(variable, coordinates, constants)
+        return FamilySpec(
+            name=name,
+            title=self._string("title", default=name),
+            reference=self._string("reference", default=""),
+            path=self.path,
+            sha256=sha256,
+            variable=variable,
+            support=support,
+            density=density,
+            coordinates=coordinates,
+            constants=constants,
+            mechanism=dict(self._table("mechanism", required=False)),
+        )
+
+    # -- errors and locations -------------------------------------------------------------
+
+    def _where(self, key: str) -> dict:
+        """path/key/line of a dotted key such as 'coordinates.mu' (for SpecError)."""
+        table, _, leaf = key.rpartition(".")
+        line, _ = self.locator.find(table or None, leaf)
+        return dict(path=self.path, key=key, line=line)
+
+    def _error(self, message: str, key: str) -> SpecError:
+        return SpecError(message, **self._where(key))
+
+    def _expression_location(self, key: str) -> dict:
+        """Where a string value's content starts, for the parser's column arithmetic."""
+        table, _, leaf = key.rpartition(".")
+        line, column_offset = self.locator.find(table or None, leaf)
+        if line is None:
+            return dict(path=self.path, key=key, line=None, column_offset=0)
+        return dict(path=self.path, key=key, line=line, column_offset=column_offset)
+
+    # -- keys and types -------------------------------------------------------------------
+
+    def _check_top_level_keys(self) -> None:
+        allowed = ", ".join(ALLOWED_KEYS)
+        for key in self.data:
+            if key not in ALLOWED_KEYS:
+                raise self._error(f"unknown top-level key '{key}'; the allowed keys are: "
+                                  f"{allowed}", key)
+        for key in REQUIRED_KEYS:
+            if key not in self.data:
+                raise SpecError(f"missing required key '{key}' (required keys: "
+                                f"{', '.join(REQUIRED_KEYS)})", path=self.path, key=key)
+
+    def _string(self, key: str, *, default: str | None = None) -> str:
+        value = self.data.get(key, default)
+        if not isinstance(value, str):
+            raise self._error(f"expected a string, found {_describe_value(value)}", key)
+        return value
+
+    def _table(self, key: str, *, required: bool) -> dict:
+        value = self.data.get(key, None if required else {})
+        if not isinstance(value, dict):
+            raise self._error(f"expected a table ([{key}]), found {_describe_value(value)}",
+                              key)
+        return value
+
+    def _family_name(self) -> str:
+        name = self._string("name")
+        if not _FAMILY_NAME.fullmatch(name):
+            raise self._error(
+                f"the family name {name!r} must be lowercase letters, digits and '_', "
+                "starting with a letter (it names the generated module)", "name")
+        return name
+
+    def _variable_name(self) -> str:
+        name = self._string("variable")
+        self._check_parameter_name(name, "variable", "the variable")
+        return name
+
+    def _parameter_table(self, table: str, *, required: bool) -> dict[str, str]:
+        entries = self._table(table, required=required)
+        if required and not entries:
+            raise self._error(f"[{table}] is empty; declare at least one coordinate, as in "
+                              'mu = "real"', table)
+        for name, value in entries.items():
+            key = f"{table}.{name}"
+            self._check_parameter_name(name, key, f"the {table[:-1]}")
+            if not isinstance(value, str):
+                raise self._error(f"expected a domain string such as \"real\" or "
+                                  f"\"positive\", found {_describe_value(value)}", key)
+        return entries
+
+    def _check_parameter_name(self, name: str, key: str, role: str) -> None:
+        if name.startswith("_"):
+            raise self._error(f"{role} name '{name}' may not start with '_'", key)
+        if not _PARAMETER_NAME.fullmatch(name) or keyword.iskeyword(name):
+            raise self._error(
+                f"{role} name {name!r} is not a valid identifier (ASCII letters, digits and "
+                "'_', starting with a letter, not a Python keyword)", key)
+        if name in RESERVED_NAMES:
+            raise self._error(
+                f"{role} name '{name}' shadows the function or constant '{name}' of the "
+                "expression language; choose another name", key)
+
+    def _check_collisions(self, variable: str, coordinates: Mapping, constants: Mapping):
+        for table, names in (("coordinates", coordinates), ("constants", constants)):
+            if variable in names:
+                raise self._error(
+                    f"the variable '{variable}' is also declared as a {table[:-1]}", "variable")
+        for name in coordinates:
+            if name in constants:
+                raise self._error(
+                    f"'{name}' is declared both as a coordinate and as a constant; a "
+                    "parameter is either varied (coordinate) or held fixed (constant)",
+                    f"constants.{name}")
+
+    # -- parsing --------------------------------------------------------------------------
+
+    def _parameter(self, table: str, name: str, text: str, all_names) -> Parameter:
+        key = f"{table}.{name}"
+        # Other parameters are in scope only so that using one gets a precise message.
+        others = {other: sympy.Symbol(other) for other in all_names}
+        domain: Domain = parse_domain(text, others, **self._expression_location(key))
+        symbol = sympy.Symbol(name, **domain.symbol_assumptions())
+        return Parameter(name=name, symbol=symbol, domain=domain, role=table[:-1])
+
+    def _support(self, coordinates, constants) -> Support:
+        text = self._string("support")
+        symbols = {parameter.name: parameter.symbol for parameter in (*coordinates, *constants)}
+        support = parse_support(text, symbols, **self._expression_location("support"))
+        used = support.free_symbols()
+        for coordinate in coordinates:
+            if coordinate.symbol in used:
+                raise self._error(
+                    f"the support depends on the coordinate '{coordinate.name}': this is a "
+                    "non-regular family (like uniform(0, theta)) and Fisher information does "
+                    "not apply", "support")
+        return support
+
+    def _density(self, variable, coordinates, constants) -> sympy.Expr:
+        text = self._string("density")
+        symbols = {parameter.name: parameter.symbol for parameter in (*coordinates, *constants)}
+        symbols[variable.name] = variable
+        density = parse_expression(text, symbols, variable=variable.name,
+                                   **self._expression_location("density"))
+        used = density.free_symbols
+        if variable not in used:
+            raise self._error(f"the density does not depend on the variable "
+                              f"'{variable.name}'", "density")
+        for coordinate in coordinates:
+            if coordinate.symbol not in used:
+                raise self._error(
+                    f"the density does not depend on the coordinate '{coordinate.name}'; "
+                    "declare it under [constants] or remove it", "density")
+        return density
+
+
+def _variable_symbol(name: str, support: Support) -> sympy.Symbol:
+    """The variable's symbol, with the assumptions its support implies (they help integrate)."""
+    nonnegative = _is_true(sympy.Ge(support.lower, 0)) or (
+        bool(support.points) and all(_is_true(sympy.Ge(point, 0)) for point in support.points))
+    if support.kind == "interval":
+        return sympy.Symbol(name, real=True, **({"positive": True} if nonnegative else {}))
+    integral = support.kind == "integers" or all(
+        point.is_integer for point in support.points)
+    assumptions = {"integer": True} if integral else {"real": True}
+    if nonnegative:
+        assumptions["nonnegative"] = True
+    return sympy.Symbol(name, **assumptions)
+
+
+def _is_true(relation) -> bool:
+    return relation is sympy.true
+
+
+def _describe_value(value) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, bool):
+        return f"a boolean ({str(value).lower()})"
+    if isinstance(value, int):
+        return f"an integer ({value})"
+    if isinstance(value, float):
+        return f"a float ({value})"
+    if isinstance(value, str):
+        return f"a string ({value!r:.40})"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "a table"
+    if isinstance(value, (datetime.date, datetime.time)):
+        return f"a date/time ({value})"
+    return type(value).__name__

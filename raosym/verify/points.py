@@ -1,0 +1,72 @@
+"""Seeded sampling of parameter points for the verify stage.
+
+Points are drawn from the declared domains with a generator seeded by the family's name, so a
+run is reproducible; besides the random points, each parameter is also taken near the edges of
+its domain (close to a finite bound, and large) with the others at typical values.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+
+import mpmath
+import sympy
+
+from raosym.spec.model import Domain, FamilySpec
+
+
+def _seed(name: str) -> int:
+    return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
+
+
+def _typical(domain: Domain, rng: random.Random) -> mpmath.mpf:
+    lower, upper = domain.lower, domain.upper
+    if domain.integer:
+        start = int(sympy.ceiling(lower)) if lower.is_finite else 0
+        start += 1 if lower.is_finite and domain.lower_open and lower == start else 0
+        top = int(sympy.floor(upper)) if upper.is_finite else start + 6
+        return mpmath.mpf(rng.randint(start, max(start, min(top, start + 6))))
+    if lower.is_finite and upper.is_finite:
+        return mpmath.mpf(lower) + (mpmath.mpf(upper) - mpmath.mpf(lower)) * rng.uniform(0.05, 0.95)
+    if lower.is_finite:
+        return mpmath.mpf(lower) + mpmath.e ** rng.uniform(-1.2, 1.5)
+    if upper.is_finite:
+        return mpmath.mpf(upper) - mpmath.e ** rng.uniform(-1.2, 1.5)
+    return mpmath.mpf(rng.uniform(-3, 3))
+
+
+def _edges(domain: Domain) -> list[mpmath.mpf]:
+    """Values near the ends of the domain: close to finite bounds, and far out otherwise."""
+    lower, upper = domain.lower, domain.upper
+    if domain.integer:
+        start = int(sympy.ceiling(lower)) if lower.is_finite else 0
+        start += 1 if lower.is_finite and domain.lower_open and lower == start else 0
+        return [mpmath.mpf(start), mpmath.mpf(start + 25)] if not upper.is_finite else [
+            mpmath.mpf(start), mpmath.mpf(int(sympy.floor(upper)))]
+    if lower.is_finite and upper.is_finite:
+        width = mpmath.mpf(upper) - mpmath.mpf(lower)
+        return [mpmath.mpf(lower) + width / 1000, mpmath.mpf(upper) - width / 1000]
+    if lower.is_finite:
+        return [mpmath.mpf(lower) + mpmath.mpf(1) / 8, mpmath.mpf(lower) + 40]
+    if upper.is_finite:
+        return [mpmath.mpf(upper) - mpmath.mpf(1) / 8, mpmath.mpf(upper) - 40]
+    return [mpmath.mpf(-40), mpmath.mpf(40)]
+
+
+def sample_points(spec: FamilySpec, count: int = 5) -> list[dict[sympy.Symbol, mpmath.mpf]]:
+    """``count`` random points, then one point per (parameter, edge) pair."""
+    rng = random.Random(_seed(spec.name))
+    parameters = spec.parameters
+    points = [{p.symbol: _typical(p.domain, rng) for p in parameters} for _ in range(count)]
+    for parameter in parameters:
+        for edge in _edges(parameter.domain):
+            point = {p.symbol: _typical(p.domain, rng) for p in parameters}
+            point[parameter.symbol] = edge
+            points.append(point)
+    return points
+
+
+def describe_point(point: dict[sympy.Symbol, mpmath.mpf]) -> dict[str, str]:
+    """A point as ``name -> value`` strings (15 significant digits) for reports."""
+    return {symbol.name: mpmath.nstr(value, 15) for symbol, value in point.items()}
