@@ -45,10 +45,10 @@ def tidy(expr: sympy.Expr) -> sympy.Expr:
     """Canonical form of a closed result: gamma functions combined, powers collected, and
     removable singularities such as ``(N - 1)*gamma(1 - 1/N)`` at ``N = 1`` removed."""
     tidied = sympy.powsimp(sympy.gammasimp(sympy.factor_terms(sympy.cancel(expr))))
-    simplified = sympy.simplify(tidied)
-    if sympy.count_ops(simplified) <= sympy.count_ops(tidied):
-        tidied = simplified
-    return absorb_into_gamma(tidied)
+    # expand_func turns gamma(z + 1)/gamma(z) into z, which gammasimp misses when z has a
+    # symbolic half-integer offset (Student-t); keep the shortest candidate.
+    candidates = [tidied, sympy.simplify(tidied), sympy.simplify(sympy.expand_func(tidied))]
+    return absorb_into_gamma(min(candidates, key=sympy.count_ops))
 
 
 def absorb_into_gamma(expr: sympy.Expr) -> sympy.Expr:
@@ -178,31 +178,33 @@ def _split_at_kinks(integral: sympy.Integral, points, *, budget) -> ClosedIntegr
 
 
 def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
-    """SymPy's integrate under a budget; then the closers on the half-line."""
-    integral = sympy.Integral(integrand, (variable, lower, upper))
-    failure = "SymPy's integrate returned no closed form"
-    try:
-        result = run_with_budget(
-            sympy.integrate, integrand, (variable, lower, upper), seconds=budget,
-            what=f"integrate over {variable} in ({sympy.sstr(lower)}, {sympy.sstr(upper)})",
-        )
-        value, conditions = _split_conditions(result)
-        if value is not None and is_closed(value):
-            value = tidy(value)
-            justification = "SymPy integrate (Risch, Meijer G and table methods)"
-            if conditions:
-                justification += "; converges when " + " and ".join(map(sympy.sstr, conditions))
-            step = ProofStep("Integrate.", integral, value, justification, "integrate")
-            return ClosedIntegral(value, (step,), conditions)
-    except BudgetExceeded as error:
-        failure = str(error)
+    """The closers first on the half-line (they decline at once when the kernel is not
+    theirs, and SymPy would spend its whole budget on those kernels), then SymPy's integrate
+    under a budget."""
     if lower == 0 and upper == sympy.oo:
         for closer in (closers.close_by_beta_substitution, closers.close_by_exponential_series):
             closed = closer(integrand, variable, budget=budget)
             if closed is not None:
                 value, steps = closed
                 return ClosedIntegral(tidy(value), tuple(steps))
-    raise DerivationError(f"could not close {sympy.sstr(integral)}: {failure}")
+    integral = sympy.Integral(integrand, (variable, lower, upper))
+    try:
+        result = run_with_budget(
+            sympy.integrate, integrand, (variable, lower, upper), seconds=budget,
+            what=f"integrate over {variable} in ({sympy.sstr(lower)}, {sympy.sstr(upper)})",
+        )
+    except BudgetExceeded as error:
+        raise DerivationError(f"could not close {sympy.sstr(integral)}: {error}") from None
+    value, conditions = _split_conditions(result)
+    if value is None or not is_closed(value):
+        raise DerivationError(
+            f"could not close {sympy.sstr(integral)}: SymPy's integrate returned no closed form")
+    value = tidy(value)
+    justification = "SymPy integrate (Risch, Meijer G and table methods)"
+    if conditions:
+        justification += "; converges when " + " and ".join(map(sympy.sstr, conditions))
+    step = ProofStep("Integrate.", integral, value, justification, "integrate")
+    return ClosedIntegral(value, (step,), conditions)
 
 
 def _split_conditions(result: sympy.Expr):

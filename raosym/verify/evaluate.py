@@ -28,10 +28,34 @@ class VerificationPrinter(MpmathPrinter):
         return f"mpmath.binomial({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
 
+#: Beyond this argument, exp is taken as 0 or inf: mpmath would otherwise spend minutes on
+#: exp(exp(1e8)) (a Gumbel density far in its left tail).
+_EXP_ARGUMENT_LIMIT = 10**7
+
+
+def _bounded_exp(argument):
+    if isinstance(argument, mpmath.mpf):
+        if argument > _EXP_ARGUMENT_LIMIT:
+            return mpmath.inf
+        if argument < -_EXP_ARGUMENT_LIMIT:
+            return mpmath.mpf(0)
+    return mpmath.exp(argument)
+
+
+class _MpmathNamespace:
+    """mpmath as seen by generated verification code: ``exp`` bounded, the rest unchanged."""
+
+    exp = staticmethod(_bounded_exp)
+
+    def __getattr__(self, name):
+        return getattr(mpmath, name)
+
+
 def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol]) -> Callable:
     """A function of ``symbols`` (positional) evaluating ``expr`` at mpmath's working precision."""
     printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
-    return sympy.lambdify(list(symbols), expr, modules=[{"mpmath": mpmath}, "mpmath"], printer=printer)
+    namespace = {"mpmath": _MpmathNamespace()}
+    return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer)
 
 
 def evaluate(expr: sympy.Expr, point: dict[sympy.Symbol, mpmath.mpf]) -> mpmath.mpf:

@@ -20,6 +20,8 @@ from raosym.verify.evaluate import evaluate, mpmath_function
 _FINITE_SUM_LIMIT = 100_000
 #: Next to a kink or an end k of the support, x = k + w**_POWER.
 _POWER = 16
+#: An integrand below this far out in a tail is treated as zero from there on.
+_NEGLIGIBLE = mpmath.mpf(10) ** -80
 
 
 def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict) -> mpmath.mpf:
@@ -67,19 +69,35 @@ def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
     for left, right in zip(breaks, breaks[1:]):
         if right == mpmath.inf or left == -mpmath.inf:
             kind, base = ("right tail", left) if right == mpmath.inf else ("left tail", right)
-            far = base + (mpmath.mpf(10) ** 8 if right == mpmath.inf else -mpmath.mpf(10) ** 8)
-            if abs(plain(far, 0, *arguments)) < mpmath.mpf(10) ** -60:
-                # A light tail: tanh-sinh's own map of the half-line is accurate and cheaper.
-                total += mpmath.quad(lambda v: plain(v, 0, *arguments), [left, right])
+            direction = 1 if right == mpmath.inf else -1
+            extent = _light_tail_extent(plain, base, direction, max([1, *widths]), arguments)
+            if extent is not None:
+                # A light tail: integrate up to where the integrand is below 1e-80.
+                ends = sorted([base, base + direction * extent])
+                total += mpmath.quad(lambda v: plain(v, 0, *arguments), ends)
                 continue
             interval = [0, 1]
-        else:
+        elif left in anchors or right in anchors:
             kind, base = ("from left", left) if left in anchors else ("from right", right)
             interval = [0, mpmath.root(right - left, _POWER)]
+        else:
+            total += mpmath.quad(lambda v: plain(v, 0, *arguments), [left, right])
+            continue
         anchor = anchors.get(base)
         function = _piece_function(integrand, x, anchor, kind, parameters)
         total += mpmath.quad(lambda w, f=function, c=base: f(w, c, *arguments), interval)
     return total
+
+
+def _light_tail_extent(plain, base, direction, width, arguments):
+    """How far from ``base`` the integrand falls below 1e-80 (probing at ``width * 2**k``),
+    or None for a heavy (algebraic) tail that never does within ``width * 2**60``."""
+    for power in range(61):
+        distance = width * mpmath.mpf(2) ** power
+        value = plain(base + direction * distance, 0, *arguments)
+        if mpmath.isfinite(value) and abs(value) < _NEGLIGIBLE:
+            return distance
+    return None
 
 
 @functools.lru_cache(maxsize=256)

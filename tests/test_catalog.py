@@ -1,0 +1,196 @@
+"""The catalog against the literature.
+
+Each family's Fisher matrix is compared with the published one (Soto 2025; Mitchell 1988 for
+Cauchy, logistic and Student-t; Amari and Nagaoka 2000, Arwini and Dodson 2008 for the
+exponential families) symbolically, and the published matrix itself is checked against an
+mpmath quadrature written here: hand-written densities, scores by numerical differentiation,
+nothing taken from raosym.
+"""
+
+from __future__ import annotations
+
+import mpmath
+import pytest
+import sympy
+from sympy import Rational, gamma, pi, polygamma
+
+from raosym.verify.checks import REQUIRED_DIGITS
+
+mu = sympy.Symbol("mu", real=True)
+sigma, b, s, N, nu, lam, k, theta, a = sympy.symbols(
+    "sigma b s N nu lam k theta a", positive=True)
+p = sympy.Symbol("p", positive=True)
+n = sympy.Symbol("n", integer=True, positive=True)
+
+
+def diag(*entries):
+    return sympy.diag(*entries)
+
+
+EXPECTED = {
+    "gaussian": diag(1 / sigma**2, 2 / sigma**2),
+    "gaussian_location": sympy.Matrix([[1 / sigma**2]]),
+    "laplace": diag(1 / b**2, 1 / b**2),
+    "laplace_location": sympy.Matrix([[1 / b**2]]),
+    "generalized_gaussian": diag(N * gamma(2 - 1 / N) / (sigma**2 * gamma(1 + 1 / N)), N / sigma**2),
+    "cauchy": diag(1 / (2 * s**2), 1 / (2 * s**2)),
+    "logistic": diag(1 / (3 * s**2), (pi**2 + 3) / (9 * s**2)),
+    "student_t": diag((nu + 1) / ((nu + 3) * s**2), 2 * nu / ((nu + 3) * s**2)),
+    "exponential": sympy.Matrix([[1 / lam**2]]),
+    "gamma": sympy.Matrix([[polygamma(1, k), 1 / theta], [1 / theta, k / theta**2]]),
+    "beta": sympy.Matrix([
+        [polygamma(1, a) - polygamma(1, a + b), -polygamma(1, a + b)],
+        [-polygamma(1, a + b), polygamma(1, b) - polygamma(1, a + b)],
+    ]),
+    "poisson": sympy.Matrix([[1 / lam]]),
+    "bernoulli": sympy.Matrix([[1 / (p * (1 - p))]]),
+    "binomial": sympy.Matrix([[n / (p * (1 - p))]]),
+    "geometric": sympy.Matrix([[1 / (p**2 * (1 - p))]]),
+}
+
+
+def _by_name(matrix):
+    """Rename the derived matrix's symbols onto the ones above (assumptions may differ)."""
+    names = {symbol.name: symbol for symbol in (mu, sigma, b, s, N, nu, lam, k, theta, a, p, n)}
+    return matrix.xreplace({sym: names[sym.name] for sym in matrix.free_symbols})
+
+
+def test_catalog_is_complete(catalog):
+    assert sorted(catalog) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_fisher_matrix_matches_literature(catalog, name):
+    outcome = catalog[name]
+    assert outcome.error is None, str(outcome.error)
+    derived = _by_name(sympy.Matrix(outcome.verified.derivation.fisher))
+    assert sympy.simplify(derived - EXPECTED[name]) == sympy.zeros(*derived.shape)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_every_check_has_thirty_digits(catalog, name):
+    verified = catalog[name].verified
+    assert verified is not None, str(catalog[name].error)
+    assert len({tuple(sorted(c.point.items())) for c in verified.checks}) >= 5
+    assert min(check.digits for check in verified.checks) >= REQUIRED_DIGITS
+
+
+# --- the published matrices against an independent quadrature ---------------------------------
+
+def _real_line_density(name):
+    """Hand-written log-densities (x, theta) -> log f for the continuous families."""
+    return {
+        "gaussian": lambda x, m, sg: -(x - m) ** 2 / (2 * sg**2) - mpmath.log(2 * mpmath.pi * sg**2) / 2,
+        "laplace": lambda x, m, sc: -abs(x - m) / sc - mpmath.log(2 * sc),
+        "cauchy": lambda x, m, sc: mpmath.log(sc / (mpmath.pi * (sc**2 + (x - m) ** 2))),
+        "logistic": lambda x, m, sc: -(x - m) / sc - mpmath.log(sc) - 2 * mpmath.log1p(mpmath.exp(-(x - m) / sc)),
+    }[name]
+
+
+def _fisher_by_quadrature(log_density, theta, support, kink=None):
+    """E[s_i s_j] with scores from mpmath.diff of log f and tanh-sinh quadrature."""
+    size = len(theta)
+
+    def score(x, i):
+        def shifted(t):
+            values = list(theta)
+            values[i] = t
+            return log_density(x, *values)
+        return mpmath.diff(shifted, theta[i])
+
+    matrix = mpmath.matrix(size, size)
+    for i in range(size):
+        for j in range(i + 1):
+            def integrand(x):
+                return score(x, i) * score(x, j) * mpmath.exp(log_density(x, *theta))
+            points = [support[0], *( [kink] if kink is not None else []), support[1]]
+            matrix[i, j] = matrix[j, i] = mpmath.quad(integrand, points)
+    return matrix
+
+
+@pytest.mark.parametrize("name", ["gaussian", "laplace", "cauchy", "logistic"])
+def test_published_location_scale_matrices_by_quadrature(name):
+    with mpmath.workdps(30):
+        location, scale = mpmath.mpf("0.3"), mpmath.mpf("1.7")
+        numeric = _fisher_by_quadrature(_real_line_density(name), [location, scale],
+                                        [-mpmath.inf, mpmath.inf], kink=location)
+        symbols = {"gaussian": sigma, "laplace": b, "cauchy": s, "logistic": s}[name]
+        expected = EXPECTED[name].subs(symbols, sympy.Rational(17, 10))
+        for i in range(2):
+            for j in range(2):
+                assert abs(numeric[i, j] - mpmath.mpf(sympy.N(expected[i, j], 30))) < 1e-12
+
+
+def test_published_student_t_and_generalized_gaussian_by_quadrature():
+    with mpmath.workdps(30):
+        degrees, shape, scale = mpmath.mpf(3), mpmath.mpf("1.5"), mpmath.mpf("1.7")
+
+        def student(x, m, sc):
+            return (mpmath.loggamma((degrees + 1) / 2) - mpmath.loggamma(degrees / 2)
+                    - mpmath.log(mpmath.sqrt(degrees * mpmath.pi) * sc)
+                    - (degrees + 1) / 2 * mpmath.log1p(((x - m) / sc) ** 2 / degrees))
+
+        def generalized(x, m, sc):
+            return mpmath.log(shape / (2 * sc * mpmath.gamma(1 / shape))) - (abs(x - m) / sc) ** shape
+
+        numeric = _fisher_by_quadrature(student, [mpmath.mpf(0), scale], [-mpmath.inf, mpmath.inf], 0)
+        expected = EXPECTED["student_t"].subs({nu: 3, s: Rational(17, 10)})
+        assert abs(numeric[0, 0] - mpmath.mpf(sympy.N(expected[0, 0], 30))) < 1e-12
+        assert abs(numeric[1, 1] - mpmath.mpf(sympy.N(expected[1, 1], 30))) < 1e-12
+        numeric = _fisher_by_quadrature(generalized, [mpmath.mpf(0), scale], [-mpmath.inf, mpmath.inf], 0)
+        expected = EXPECTED["generalized_gaussian"].subs({N: Rational(3, 2), sigma: Rational(17, 10)})
+        assert abs(numeric[0, 0] - mpmath.mpf(sympy.N(expected[0, 0], 30))) < 1e-9
+        assert abs(numeric[1, 1] - mpmath.mpf(sympy.N(expected[1, 1], 30))) < 1e-12
+
+
+def test_published_discrete_matrices_by_summation():
+    with mpmath.workdps(30):
+        rate, probability, trials = mpmath.mpf("2.5"), mpmath.mpf("0.3"), 7
+        poisson = mpmath.nsum(lambda j: (j / rate - 1) ** 2 * mpmath.exp(-rate) * rate**j / mpmath.factorial(j), [0, mpmath.inf])
+        assert abs(poisson - 1 / rate) < 1e-20
+        binomial = mpmath.fsum(
+            (j / probability - (trials - j) / (1 - probability)) ** 2
+            * mpmath.binomial(trials, j) * probability**j * (1 - probability) ** (trials - j)
+            for j in range(trials + 1))
+        assert abs(binomial - trials / (probability * (1 - probability))) < 1e-20
+        geometric = mpmath.nsum(lambda j: (1 / probability - j / (1 - probability)) ** 2 * probability * (1 - probability) ** j, [0, mpmath.inf])
+        assert abs(geometric - 1 / (probability**2 * (1 - probability))) < 1e-20
+
+
+def test_gamma_and_beta_by_quadrature():
+    with mpmath.workdps(30):
+        shape, scale = mpmath.mpf("1.5"), mpmath.mpf("2")
+
+        def gamma_log(x, kk, th):
+            return (kk - 1) * mpmath.log(x) - x / th - mpmath.loggamma(kk) - kk * mpmath.log(th)
+
+        numeric = _fisher_by_quadrature(gamma_log, [shape, scale], [0, mpmath.inf])
+        assert abs(numeric[0, 0] - mpmath.psi(1, shape)) < 1e-15
+        assert abs(numeric[1, 0] - 1 / scale) < 1e-15
+        assert abs(numeric[1, 1] - shape / scale**2) < 1e-15
+
+        def beta_log(x, aa, bb):
+            return (aa - 1) * mpmath.log(x) + (bb - 1) * mpmath.log(1 - x) - mpmath.log(mpmath.beta(aa, bb))
+
+        aa, bb = mpmath.mpf(2), mpmath.mpf(3)
+        numeric = _fisher_by_quadrature(beta_log, [aa, bb], [0, 1])
+        assert abs(numeric[0, 1] + mpmath.psi(1, aa + bb)) < 1e-15
+        assert abs(numeric[0, 0] - mpmath.psi(1, aa) + mpmath.psi(1, aa + bb)) < 1e-15
+
+
+# --- geometry ------------------------------------------------------------------------------------
+
+def test_location_scale_curvature_is_constant_negative(catalog):
+    """A metric (1/s^2) diag(a, c) has K = -1/c (a scaled Poincare half-plane)."""
+    for name, scale in [("gaussian", sigma), ("laplace", b), ("cauchy", s), ("logistic", s)]:
+        derivation = catalog[name].verified.derivation
+        c = _by_name(sympy.Matrix(derivation.fisher))[1, 1] * scale**2
+        curvature = derivation.geometry.gaussian_curvature
+        assert curvature.is_number
+        assert sympy.simplify(curvature + 1 / c) == 0
+
+
+def test_gamma_curvature_matches_arwini_dodson(catalog):
+    derivation = catalog["gamma"].verified.derivation
+    expected = (polygamma(1, k) + k * polygamma(2, k)) / (4 * (k * polygamma(1, k) - 1) ** 2)
+    assert sympy.simplify(_by_name(sympy.Matrix([derivation.geometry.gaussian_curvature]))[0] - expected) == 0
