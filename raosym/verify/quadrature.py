@@ -64,28 +64,25 @@ def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
     candidates = centres + [c + sign * w for c in centres for w in widths for sign in (-1, 1)]
     breaks = [lower, *sorted({c for c in candidates if lower < c < upper}), upper]
     arguments = [point[s] for s in parameters]
+    width = max([mpmath.mpf(1), *widths])
     plain = _piece_function(integrand, x, None, "plain", parameters)
     total = mpmath.mpf(0)
     for left, right in zip(breaks, breaks[1:]):
         if right == mpmath.inf or left == -mpmath.inf:
-            kind, base = ("right tail", left) if right == mpmath.inf else ("left tail", right)
-            direction = 1 if right == mpmath.inf else -1
-            extent = _light_tail_extent(plain, base, direction, max([1, *widths]), arguments)
-            if extent is not None:
-                # A light tail: integrate up to where the integrand is below 1e-80.
-                ends = sorted([base, base + direction * extent])
-                total += mpmath.quad(lambda v: plain(v, 0, *arguments), ends)
-                continue
-            interval = [0, 1]
+            side, base = ("right", left) if right == mpmath.inf else ("left", right)
+            extent = _light_tail_extent(plain, base, 1 if side == "right" else -1, width,
+                                        arguments)
+            if extent is None:
+                kind, interval = f"heavy {side} tail", [0, 1]
+            else:
+                kind, interval = f"light {side} tail", [0, mpmath.log1p(extent / width)]
         elif left in anchors or right in anchors:
             kind, base = ("from left", left) if left in anchors else ("from right", right)
             interval = [0, mpmath.root(right - left, _POWER)]
         else:
-            total += mpmath.quad(lambda v: plain(v, 0, *arguments), [left, right])
-            continue
-        anchor = anchors.get(base)
-        function = _piece_function(integrand, x, anchor, kind, parameters)
-        total += mpmath.quad(lambda w, f=function, c=base: f(w, c, *arguments), interval)
+            kind, base, interval = "plain", 0, [left, right]
+        function = _piece_function(integrand, x, anchors.get(base), kind, parameters)
+        total += mpmath.quad(lambda w, f=function, c=base: f(w, c, width, *arguments), interval)
     return total
 
 
@@ -94,7 +91,7 @@ def _light_tail_extent(plain, base, direction, width, arguments):
     or None for a heavy (algebraic) tail that never does within ``width * 2**60``."""
     for power in range(61):
         distance = width * mpmath.mpf(2) ** power
-        value = plain(base + direction * distance, 0, *arguments)
+        value = plain(base + direction * distance, 0, width, *arguments)
         if mpmath.isfinite(value) and abs(value) < _NEGLIGIBLE:
             return distance
     return None
@@ -102,29 +99,36 @@ def _light_tail_extent(plain, base, direction, width, arguments):
 
 @functools.lru_cache(maxsize=256)
 def _piece_function(integrand, x, anchor, kind, parameters):
-    """The integrand of one piece as a function of ``(w, c, *parameters)``.
+    """The integrand of one piece as a function of ``(w, c, d, *parameters)``.
 
     ``c`` is the numeric end of the piece, used when ``anchor`` (its symbolic form, for a kink
-    or an end of the support) is None. A finite piece starts at its anchored end:
-    ``x = c + w**16``, which makes ``|x - c|**(-15/16)`` smooth (tanh-sinh's nodes stop near
-    ``10**-dps`` from an end and would lose the mass below them). A tail maps onto (0, 1]:
-    ``x = c + w**-16 - 1``, which turns algebraic decay as slow as ``x**(-1 - 1/16)`` into a
-    vanishing power of ``w``.
+    or an end of the support) is None; ``d`` is the family's typical width.
+
+    - ``plain``: ``x = w``.
+    - ``from left``/``from right``, a finite piece from its anchored end: ``x = c +- w**16``,
+      which makes ``|x - c|**(-15/16)`` smooth (tanh-sinh's nodes stop near ``10**-dps`` from
+      an end and would lose the mass below them).
+    - ``light ... tail``, truncated where the integrand is negligible:
+      ``x = c +- d*(exp(w) - 1)``, so that decay over many orders of magnitude of ``x`` takes
+      a short range of ``w``.
+    - ``heavy ... tail`` onto (0, 1]: ``x = c +- (w**-16 - 1)``, which turns algebraic decay
+      as slow as ``x**(-1 - 1/16)`` into a vanishing power of ``w``.
     """
-    w, c = sympy.Symbol("w", positive=True), sympy.Symbol("c", real=True)
+    w, d = sympy.symbols("w d", positive=True)
+    c = sympy.Symbol("c", real=True)
     base = anchor if anchor is not None else c
+    direction = -1 if kind in ("from right", "light left tail", "heavy left tail") else 1
     if kind == "plain":
-        return mpmath_function(integrand, [x, c, *parameters])
-    if kind in ("right tail", "left tail"):
-        direction = 1 if kind == "right tail" else -1
+        substitution, jacobian = w, 1
+    elif kind.startswith("from"):
+        substitution, jacobian = base + direction * w**_POWER, _POWER * w ** (_POWER - 1)
+    elif kind.startswith("light"):
+        substitution, jacobian = base + direction * d * (sympy.exp(w) - 1), d * sympy.exp(w)
+    else:
         substitution = base + direction * (w**-_POWER - 1)
         jacobian = _POWER * w ** (-_POWER - 1)
-    else:
-        direction = 1 if kind == "from left" else -1
-        substitution = base + direction * w**_POWER
-        jacobian = _POWER * w ** (_POWER - 1)
     local = integrand.subs(x, substitution) * jacobian
-    return mpmath_function(local, [w, c, *parameters])
+    return mpmath_function(local, [w, c, d, *parameters])
 
 
 def _bound(bound: sympy.Expr, point: dict) -> mpmath.mpf:
