@@ -68,3 +68,10 @@ class VerificationError(RaosymError):
     """A symbolic result disagrees with its high-precision numeric check (exit status 1)."""
 
     exit_status = 1
+
+
+class EmitError(RaosymError):
+    """A verified result cannot be emitted: a function no backend can print, a name that
+    clashes with the generated code, or a LaTeX compile failure (exit status 1)."""
+
+    exit_status = 1

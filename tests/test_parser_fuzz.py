@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import os
 import pathlib
+import tomllib
 
 import pytest
 import sympy
@@ -28,13 +29,13 @@ SYMBOLS = {
 }
 
 
-
 def fuzz(examples: int) -> settings:
     # No deadline: SymPy's first calls fill caches. The function-scoped autouse fixture only
     # checks for PWNED around the whole test, so sharing it between examples is intended.
     return settings(max_examples=examples, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow,
                                            HealthCheck.function_scoped_fixture])
+
 
 NAMES = st.sampled_from([
     "x", "mu", "b", "y", "os", "sys", "eval", "exec", "open", "getattr", "sympify", "S",
@@ -135,13 +136,13 @@ def check_parse(text: str) -> None:
     assert not os.path.exists("PWNED")
 
 
-@fuzz(400)
+@fuzz(500)
 @given(st.text(max_size=120))
 def test_random_text_only_raises_spec_error(text):
     check_parse(text)
 
 
-@fuzz(300)
+@fuzz(400)
 @given(HOSTILE)
 @example("__import__('os').system('touch PWNED')")
 @example("().__class__.__bases__[0].__subclasses__()")
@@ -155,10 +156,18 @@ def test_token_soup_only_raises_spec_error(text):
     check_parse(text)
 
 
-@fuzz(500)
+@fuzz(600)
 @given(WELL_FORMED)
 def test_well_formed_expressions_build_or_raise_spec_error(text):
     check_parse(text)
+
+
+@fuzz(60)
+@given(st.lists(st.sampled_from(["-", "exp(", "(", "x**", "log(x, ", "Max(1, ", "+"]),
+                min_size=90, max_size=110))
+def test_nesting_near_the_depth_limit_only_raises_spec_error(openers):
+    closing = "".join(")" for opener in openers if opener.endswith("("))
+    check_parse("".join(openers) + "x" + closing)
 
 
 @pytest.mark.parametrize("text", KNOWN_ATTACKS)
@@ -220,13 +229,11 @@ def check_load(path: pathlib.Path) -> None:
 
 
 def test_toml_string_round_trips():
-    import tomllib
-
     text = 'a"b\\c\n\t\x00\x7f é'
     assert tomllib.loads(f"k = {toml_string(text)}")["k"] == text
 
 
-@fuzz(250)
+@fuzz(300)
 @given(st.one_of(HOSTILE, WELL_FORMED, st.text(max_size=80)))
 @example("exp(-Abs(x - mu)/b) / (2*b)")
 @example("__import__('os').system('touch PWNED')")
@@ -234,8 +241,24 @@ def test_load_spec_with_hostile_density_only_raises_spec_error(toml_directory, d
     check_load(family_file(toml_directory, density=density))
 
 
-@fuzz(250)
-@given(st.one_of(HOSTILE, TOKENS, st.text(max_size=40)), st.sampled_from(["support", "domain"]))
+def _bounded_forms(bound):
+    """Domain and support forms whose bounds are (mostly valid) expressions."""
+    pair = st.tuples(bound, bound)
+    return st.one_of(
+        pair.map(lambda p: f"({p[0]}, {p[1]})"),
+        pair.map(lambda p: f"[{p[0]}, {p[1]}]"),
+        bound.map(lambda a: f"[{a}, oo)"),
+        bound.map(lambda a: f"> {a}"),
+        bound.map(lambda a: f"integers >= {a}"),
+        pair.map(lambda p: f"{{{p[0]}, {p[1]}}}"),
+        pair.map(lambda p: f"range({p[0]}, {p[1]})"),
+    )
+
+
+@fuzz(300)
+@given(st.one_of(HOSTILE, TOKENS, st.text(max_size=40), _bounded_forms(WELL_FORMED),
+                 _bounded_forms(HOSTILE)),
+       st.sampled_from(["support", "domain"]))
 @example("range(0, __import__('os').system('touch PWNED'))", "support")
 @example("> ().__class__", "domain")
 def test_load_spec_with_hostile_support_or_domain_only_raises_spec_error(

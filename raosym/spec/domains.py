@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Mapping
 
@@ -52,7 +53,7 @@ class _Text:
         self.start = start + len(text) - len(stripped)
         self.text = stripped.rstrip()
 
-    def after(self, count: int) -> "_Text":
+    def after(self, count: int) -> _Text:
         return _Text(self.text[count:], self.start + count)
 
 
@@ -69,6 +70,17 @@ class _Context:
         start = piece.start if piece is not None else 0
         return SpecError(message, path=self.path, key=self.key, line=self.line,
                          column=self.column_offset + start + 1)
+
+    @contextlib.contextmanager
+    def sympy_failures_as_spec_errors(self):
+        """Comparisons of bounds run SymPy's evalf, which may raise on odd numbers."""
+        try:
+            yield
+        except (SpecError, RecursionError, MemoryError):
+            raise
+        except Exception as error:  # noqa: BLE001 - bad input must end as a SpecError
+            raise self.error(f"SymPy cannot evaluate the {self.what} "
+                             f"({type(error).__name__}: {str(error)[:120]})") from None
 
     def expression(self, piece: _Text) -> sympy.Expr:
         if not piece.text:
@@ -93,12 +105,17 @@ def parse_domain(
     as such rather than as an unknown name.
     """
     context = _Context(symbols, path, key, line, column_offset, "domain")
+    with context.sympy_failures_as_spec_errors():
+        return _domain(text, context)
+
+
+def _domain(text: str, context: _Context) -> Domain:
     piece = _Text(text)
     integer, piece = _strip_integer_prefix(piece)
     if integer and not piece.text:
         bounds = (-_oo, _oo, True, True)
     else:
-        bounds = _parse_interval_form(piece, context, _DOMAIN_FORMS)
+        bounds = _parse_interval_form(piece, context, _DOMAIN_FORMS, text)
     lower, upper, lower_open, upper_open = bounds
     for bound in (lower, upper):
         _require_numeric_bound(bound, context, piece)
@@ -122,6 +139,11 @@ def parse_support(
     so later stages sum from ``lower`` to ``upper`` inclusive.
     """
     context = _Context(symbols, path, key, line, column_offset, "support")
+    with context.sympy_failures_as_spec_errors():
+        return _support(text, context)
+
+
+def _support(text: str, context: _Context) -> Support:
     piece = _Text(text)
     if piece.text.startswith("{"):
         return _parse_finite_set(text, piece, context)
@@ -131,7 +153,7 @@ def parse_support(
     if integer and not rest.text:
         bounds = (-_oo, _oo, True, True)
     else:
-        bounds = _parse_interval_form(rest, context, _SUPPORT_FORMS)
+        bounds = _parse_interval_form(rest, context, _SUPPORT_FORMS, text)
     lower, upper, lower_open, upper_open = bounds
     _require_nonempty(lower, upper, context, rest)
     if not integer:
@@ -152,7 +174,7 @@ def _strip_integer_prefix(piece: _Text) -> tuple[bool, _Text]:
     return True, piece.after(match.end())
 
 
-def _parse_interval_form(piece: _Text, context: _Context, forms: str):
+def _parse_interval_form(piece: _Text, context: _Context, forms: str, whole: str):
     """A named set, a comparison with one bound, or a bracket interval."""
     word = piece.text.lower()
     if word in _NAMED_INTERVALS:
@@ -162,7 +184,7 @@ def _parse_interval_form(piece: _Text, context: _Context, forms: str):
         return _parse_comparison(comparison.group(1), piece.after(comparison.end()), context)
     if piece.text[:1] in "([" and piece.text[-1:] in ")]" and len(piece.text) >= 2:
         return _parse_bracket_interval(piece, context)
-    raise context.error(f"cannot read the {context.what} {piece.text!r}; accepted forms "
+    raise context.error(f"cannot read the {context.what} {whole.strip()!r}; accepted forms "
                         f"are: {forms}", piece)
 
 
@@ -217,11 +239,22 @@ def _require_numeric_bound(bound: sympy.Expr, context: _Context, piece: _Text) -
 
 
 def _require_nonempty(lower, upper, context: _Context, piece: _Text) -> None:
-    ordered = sympy.Lt(lower, upper)
-    if ordered is sympy.false:
+    for bound in (lower, upper):
+        if bound.is_extended_real is False:
+            raise context.error(f"the bound {bound} is not a real number", piece)
+    if _decide(sympy.Lt, lower, upper) is False:
         raise context.error(
             f"the {context.what} {piece.text!r} is empty: its lower bound {lower} is not "
             f"below its upper bound {upper}", piece)
+
+
+def _decide(relation, left, right) -> bool | None:
+    """True or False when SymPy can decide ``relation(left, right)``, else None."""
+    try:
+        decided = relation(left, right)
+    except (TypeError, ArithmeticError):  # not provably real, or evalf ran out of precision
+        return None
+    return {sympy.true: True, sympy.false: False}.get(decided)
 
 
 # -- supports of discrete variables ---------------------------------------------------------
@@ -247,9 +280,16 @@ def _parse_finite_set(text: str, piece: _Text, context: _Context) -> Support:
     if len(set(points)) != len(points):
         raise context.error(f"the points of the finite support {piece.text!r} must be "
                             "distinct", piece)
+    for point in points:
+        if point.is_extended_real is False or point.is_infinite:
+            raise context.error(f"the point {point} of a finite support must be a finite "
+                                "real number", piece)
     if not all(point.is_number for point in points):
         return Support(text=text.strip(), kind="finite", points=tuple(points))
-    points.sort(key=lambda point: sympy.N(point, 30))
+    try:
+        points.sort(key=lambda point: float(sympy.N(point, 30)))
+    except (TypeError, ValueError):
+        raise context.error(f"cannot order the points of {piece.text!r}", piece) from None
     return Support(text=text.strip(), kind="finite", lower=points[0], upper=points[-1],
                    lower_open=False, upper_open=False, points=tuple(points))
 
@@ -270,7 +310,7 @@ def _parse_range(text: str, piece: _Text, context: _Context) -> Support:
     for bound in (start, stop):
         if bound.is_integer is False or bound.is_infinite:
             raise context.error(f"the bounds of range must be integers (found {bound})", piece)
-    if sympy.Lt(start, stop) is sympy.false:
+    if _decide(sympy.Lt, start, stop) is False:
         raise context.error(f"{piece.text} is empty: its start {start} is not below its "
                             f"stop {stop}", piece)
     upper = stop - 1

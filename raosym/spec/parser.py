@@ -45,11 +45,15 @@ MAX_NUMBER_BITS = 2**18
 FACTORIAL_ARGUMENT_LIMIT = 10_000
 #: polygamma and zeta evaluate to sums with one term per unit of their arguments.
 SERIES_ARGUMENT_LIMIT = 50
+#: binomial(n, k) with a fractional n is a product of k fractions.
+BINOMIAL_PRODUCT_LIMIT = 1000
+#: SymPy decides signs of numeric Bessel values by mpmath, which crawls for large orders.
+BESSEL_ARGUMENT_LIMIT = 100
 
 _MANY = 10**6  # "any number of arguments" for Max and Min
 
 
-class Function(NamedTuple):
+class WhitelistedFunction(NamedTuple):
     """A whitelisted function: the SymPy callable, its arities and its argument guard."""
 
     sympy_function: Callable[..., sympy.Expr]
@@ -59,40 +63,40 @@ class Function(NamedTuple):
 
 
 #: The only functions an expression may call (the single lookup table of the whitelist).
-FUNCTIONS: dict[str, Function] = {
-    "exp": Function(sympy.exp),
-    "log": Function(sympy.log, 1, 2),
-    "sqrt": Function(sympy.sqrt),
-    "Abs": Function(sympy.Abs),
-    "sign": Function(sympy.sign),
-    "Heaviside": Function(sympy.Heaviside),
-    "Max": Function(sympy.Max, 2, _MANY),
-    "Min": Function(sympy.Min, 2, _MANY),
-    "gamma": Function(sympy.gamma, numeric_argument_limit=FACTORIAL_ARGUMENT_LIMIT),
-    "loggamma": Function(sympy.loggamma, numeric_argument_limit=FACTORIAL_ARGUMENT_LIMIT),
-    "factorial": Function(sympy.factorial, numeric_argument_limit=FACTORIAL_ARGUMENT_LIMIT),
-    "beta": Function(sympy.beta, 2, 2, FACTORIAL_ARGUMENT_LIMIT),
-    "binomial": Function(sympy.binomial, 2, 2, FACTORIAL_ARGUMENT_LIMIT),
-    "polygamma": Function(sympy.polygamma, 2, 2, SERIES_ARGUMENT_LIMIT),
-    "digamma": Function(sympy.digamma, numeric_argument_limit=SERIES_ARGUMENT_LIMIT),
-    "trigamma": Function(sympy.trigamma, numeric_argument_limit=SERIES_ARGUMENT_LIMIT),
-    "zeta": Function(sympy.zeta, 1, 2, SERIES_ARGUMENT_LIMIT),
-    "erf": Function(sympy.erf),
-    "erfc": Function(sympy.erfc),
-    "besseli": Function(sympy.besseli, 2, 2),
-    "besselk": Function(sympy.besselk, 2, 2),
-    "sin": Function(sympy.sin),
-    "cos": Function(sympy.cos),
-    "tan": Function(sympy.tan),
-    "asin": Function(sympy.asin),
-    "acos": Function(sympy.acos),
-    "atan": Function(sympy.atan),
-    "sinh": Function(sympy.sinh),
-    "cosh": Function(sympy.cosh),
-    "tanh": Function(sympy.tanh),
-    "asinh": Function(sympy.asinh),
-    "acosh": Function(sympy.acosh),
-    "atanh": Function(sympy.atanh),
+FUNCTIONS: dict[str, WhitelistedFunction] = {
+    "exp": WhitelistedFunction(sympy.exp),
+    "log": WhitelistedFunction(sympy.log, 1, 2),
+    "sqrt": WhitelistedFunction(sympy.sqrt),
+    "Abs": WhitelistedFunction(sympy.Abs),
+    "sign": WhitelistedFunction(sympy.sign),
+    "Heaviside": WhitelistedFunction(sympy.Heaviside),
+    "Max": WhitelistedFunction(sympy.Max, 2, _MANY),
+    "Min": WhitelistedFunction(sympy.Min, 2, _MANY),
+    "gamma": WhitelistedFunction(sympy.gamma, 1, 1, FACTORIAL_ARGUMENT_LIMIT),
+    "loggamma": WhitelistedFunction(sympy.loggamma, 1, 1, FACTORIAL_ARGUMENT_LIMIT),
+    "factorial": WhitelistedFunction(sympy.factorial, 1, 1, FACTORIAL_ARGUMENT_LIMIT),
+    "beta": WhitelistedFunction(sympy.beta, 2, 2, FACTORIAL_ARGUMENT_LIMIT),
+    "binomial": WhitelistedFunction(sympy.binomial, 2, 2, FACTORIAL_ARGUMENT_LIMIT),
+    "polygamma": WhitelistedFunction(sympy.polygamma, 2, 2, SERIES_ARGUMENT_LIMIT),
+    "digamma": WhitelistedFunction(sympy.digamma, 1, 1, SERIES_ARGUMENT_LIMIT),
+    "trigamma": WhitelistedFunction(sympy.trigamma, 1, 1, SERIES_ARGUMENT_LIMIT),
+    "zeta": WhitelistedFunction(sympy.zeta, 1, 2, SERIES_ARGUMENT_LIMIT),
+    "erf": WhitelistedFunction(sympy.erf),
+    "erfc": WhitelistedFunction(sympy.erfc),
+    "besseli": WhitelistedFunction(sympy.besseli, 2, 2, BESSEL_ARGUMENT_LIMIT),
+    "besselk": WhitelistedFunction(sympy.besselk, 2, 2, BESSEL_ARGUMENT_LIMIT),
+    "sin": WhitelistedFunction(sympy.sin),
+    "cos": WhitelistedFunction(sympy.cos),
+    "tan": WhitelistedFunction(sympy.tan),
+    "asin": WhitelistedFunction(sympy.asin),
+    "acos": WhitelistedFunction(sympy.acos),
+    "atan": WhitelistedFunction(sympy.atan),
+    "sinh": WhitelistedFunction(sympy.sinh),
+    "cosh": WhitelistedFunction(sympy.cosh),
+    "tanh": WhitelistedFunction(sympy.tanh),
+    "asinh": WhitelistedFunction(sympy.asinh),
+    "acosh": WhitelistedFunction(sympy.acosh),
+    "atanh": WhitelistedFunction(sympy.atanh),
 }
 
 #: The only constants; ``I`` is deliberately absent (expressions are real).
@@ -222,6 +226,8 @@ class _ExpressionBuilder:
                 raise self._error(
                     f"expression nested too deeply (at most {MAX_NESTING_DEPTH} levels)", node)
             for child in ast.iter_child_nodes(node):
+                if not isinstance(child, (ast.expr, ast.keyword)):
+                    continue  # operators and contexts (Load) carry no position and no depth
                 # The left operand of a chain a + b + c is built iteratively: no extra level.
                 same_chain = isinstance(node, ast.BinOp) and child is node.left
                 stack.append((child, depth if same_chain else depth + 1))
@@ -229,6 +235,18 @@ class _ExpressionBuilder:
     # -- dispatch -----------------------------------------------------------------------
 
     def _build(self, node: ast.AST) -> sympy.Expr:
+        try:
+            return self._build_node(node)
+        except (SpecError, RecursionError, MemoryError):
+            raise
+        except Exception as error:  # noqa: BLE001
+            # SymPy evaluates eagerly and may raise anything on odd input (mpmath's
+            # NoConvergence, OverflowError, TypeError); bad input must still be a SpecError.
+            raise self._error(
+                f"SymPy cannot evaluate this ({type(error).__name__}: {str(error)[:120]})",
+                node) from None
+
+    def _build_node(self, node: ast.AST) -> sympy.Expr:
         if isinstance(node, ast.Constant):
             return self._build_constant(node)
         if isinstance(node, ast.Name):
@@ -278,8 +296,8 @@ class _ExpressionBuilder:
             decimal = Decimal(literal.replace("_", ""))
         except InvalidOperation:
             raise self._error(f"cannot read the number {literal!r}", node) from None
-        sign, digits, exponent = decimal.as_tuple()
-        significant = len("".join(map(str, digits)).lstrip("0")) or 1
+        digits = decimal.as_tuple().digits
+        significant = len("".join(map(str, digits)).strip("0")) or 1
         if significant > MAX_LITERAL_DIGITS:
             raise self._error(
                 f"number {literal!r} has too many digits "
@@ -371,7 +389,11 @@ class _ExpressionBuilder:
     def _power(self, base: sympy.Expr, exponent: sympy.Expr, node: ast.AST) -> sympy.Expr:
         if base == sympy.E:
             self._check_exponential(exponent, node)
-        self._check_numeric_power(base, exponent, node)
+        # (2*b)**n becomes 2**n * b**n, so the numeric factors of a product count too.
+        numeric_part = base if base.is_number else sympy.Mul(
+            *[factor for factor in sympy.Mul.make_args(base) if factor.is_number])
+        if numeric_part != 1:
+            self._check_numeric_power(numeric_part, exponent, node)
         return sympy.Pow(base, exponent)
 
     # -- calls --------------------------------------------------------------------------
@@ -415,7 +437,7 @@ class _ExpressionBuilder:
         raise self._error(
             f"unknown function '{name}'; the functions allowed are: {allowed}", node.func)
 
-    def _check_arity(self, name: str, function: Function, node: ast.Call) -> None:
+    def _check_arity(self, name: str, function: WhitelistedFunction, node: ast.Call) -> None:
         count = len(node.args)
         if function.min_args <= count <= function.max_args:
             return
@@ -435,7 +457,7 @@ class _ExpressionBuilder:
         if limit is None:
             return
         for argument in arguments:
-            if argument.is_Rational and abs(argument) > limit:
+            if argument.is_number and not _numeric_magnitude(argument) <= limit:
                 raise self._error(
                     f"number too large: {name} is only evaluated for numeric arguments up to "
                     f"{limit} in absolute value (found {_short(argument)})", node)
@@ -443,12 +465,18 @@ class _ExpressionBuilder:
             self._check_binomial(arguments, node)
 
     def _check_binomial(self, arguments, node) -> None:
-        """binomial(n, k) with an irrational number n expands a product of k factors."""
+        """binomial(n, k) with a non-integer number n multiplies out k factors."""
         upper, lower = arguments
-        if lower.is_number and upper.is_number and not upper.is_Rational:
+        if not (lower.is_number and upper.is_number) or upper.is_Integer:
+            return
+        if not upper.is_Rational:
             raise self._error(
                 "binomial(n, k) with a numeric k needs n to be rational or symbolic "
                 f"(found n = {_short(upper)})", node)
+        if _numeric_magnitude(lower) > BINOMIAL_PRODUCT_LIMIT:
+            raise self._error(
+                f"number too large: binomial(n, k) with a fractional n is only evaluated for "
+                f"k up to {BINOMIAL_PRODUCT_LIMIT} (found k = {_short(lower)})", node)
 
     def _check_numeric_power(self, base, exponent, node) -> None:
         """Refuse b**e with b and e numbers when the result would exceed MAX_POWER_BITS."""
@@ -480,14 +508,15 @@ class _ExpressionBuilder:
     def _checked(self, result: sympy.Expr, node: ast.AST) -> sympy.Expr:
         """Refuse results that are undefined, complex or hold an oversized exact number."""
         is_binary = isinstance(node, ast.BinOp)
-        if result.has(sympy.zoo) or result.has(sympy.nan):
+        if result.has(sympy.zoo, sympy.nan):
             raise self._error(
                 "the expression is undefined here (a division by zero, a pole such as "
                 "log(0) or gamma(0), or a form such as oo - oo)", node, operator=is_binary)
-        if result.has(sympy.I) or (result.is_number and result.is_extended_real is False):
+        # Only the explicit I: asking SymPy whether a number is real may run mpmath for ages.
+        if result.has(sympy.I):
             raise self._error(
-                f"the expression is not real ({_short(result)}); expressions must be real",
-                node, operator=is_binary)
+                "the expression is not real (it evaluates to a multiple of I, as sqrt(-1) or "
+                "log(-1) do); expressions must be real", node, operator=is_binary)
         for number in result.atoms(sympy.Rational):
             if _rational_bits(number) > MAX_NUMBER_BITS:
                 raise self._error(
@@ -500,7 +529,7 @@ class _ExpressionBuilder:
     def _error(self, message: str, node: ast.AST | None, *, operator: bool = False) -> SpecError:
         if node is None:
             return SpecError(message, path=self.path, key=self.key, line=self.line,
-                             column=self.first_line_shift + 1 if self.line else None)
+                             column=self.first_line_shift + 1)
         if operator:
             lineno, byte_offset = self._operator_position(node)
         elif isinstance(node, ast.Attribute):  # point at the dot, not at the object
@@ -544,14 +573,19 @@ def _size_in_bits(number: sympy.Expr) -> float:
 
 
 def _numeric_magnitude(number: sympy.Expr) -> float:
+    """|number| as a float; inf when it cannot be evaluated (nan compares false too)."""
+    if number.is_Rational:
+        return math.inf if _rational_bits(number) > 1000 else float(abs(number))
     try:
         return float(abs(number.evalf(15)))
-    except (TypeError, ValueError, OverflowError):
+    except Exception:  # noqa: BLE001 - mpmath and SymPy raise many types here
         return math.inf
 
 
 def _short(expression: sympy.Expr, limit: int = 60) -> str:
-    text = sympy.sstr(expression) if _is_small(expression) else "a very large number"
+    # order="none": sorting the terms of a sum would evaluate them numerically.
+    text = (sympy.sstr(expression, order="none") if _is_small(expression)
+            else "a very large number")
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

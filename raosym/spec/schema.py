@@ -160,6 +160,9 @@ class _SpecBuilder:
     def build(self, sha256: str) -> FamilySpec:
         self._check_top_level_keys()
         name = self._family_name()
+        title = self._string("title", default=name)
+        reference = self._string("reference", default="")
+        mechanism = dict(self._table("mechanism", required=False))
         variable_name = self._variable_name()
         coordinate_texts = self._parameter_table("coordinates", required=True)
         constant_texts = self._parameter_table("constants", required=False)
@@ -167,19 +170,19 @@ class _SpecBuilder:
 
         all_names = [*coordinate_texts, *constant_texts]
         coordinates = tuple(
-            self._parameter("coordinates", name_, text, all_names)
-            for name_, text in coordinate_texts.items())
+            self._parameter("coordinates", parameter_name, text, all_names)
+            for parameter_name, text in coordinate_texts.items())
         constants = tuple(
-            self._parameter("constants", name_, text, all_names)
-            for name_, text in constant_texts.items())
+            self._parameter("constants", parameter_name, text, all_names)
+            for parameter_name, text in constant_texts.items())
 
         support = self._support(coordinates, constants)
         variable = _variable_symbol(variable_name, support)
         density = self._density(variable, coordinates, constants)
         return FamilySpec(
             name=name,
-            title=self._string("title", default=name),
-            reference=self._string("reference", default=""),
+            title=title,
+            reference=reference,
             path=self.path,
             sha256=sha256,
             variable=variable,
@@ -187,7 +190,7 @@ class _SpecBuilder:
             density=density,
             coordinates=coordinates,
             constants=constants,
-            mechanism=dict(self._table("mechanism", required=False)),
+            mechanism=mechanism,
         )
 
     # -- errors and locations -------------------------------------------------------------
@@ -196,7 +199,7 @@ class _SpecBuilder:
         """path/key/line of a dotted key such as 'coordinates.mu' (for SpecError)."""
         table, _, leaf = key.rpartition(".")
         line, _ = self.locator.find(table or None, leaf)
-        return dict(path=self.path, key=key, line=line)
+        return {"path": self.path, "key": key, "line": line}
 
     def _error(self, message: str, key: str) -> SpecError:
         return SpecError(message, **self._where(key))
@@ -206,8 +209,8 @@ class _SpecBuilder:
         table, _, leaf = key.rpartition(".")
         line, column_offset = self.locator.find(table or None, leaf)
         if line is None:
-            return dict(path=self.path, key=key, line=None, column_offset=0)
-        return dict(path=self.path, key=key, line=line, column_offset=column_offset)
+            return {"path": self.path, "key": key, "line": None, "column_offset": 0}
+        return {"path": self.path, "key": key, "line": line, "column_offset": column_offset}
 
     # -- keys and types -------------------------------------------------------------------
 
@@ -292,7 +295,12 @@ class _SpecBuilder:
         # Other parameters are in scope only so that using one gets a precise message.
         others = {other: sympy.Symbol(other) for other in all_names}
         domain: Domain = parse_domain(text, others, **self._expression_location(key))
-        symbol = sympy.Symbol(name, **domain.symbol_assumptions())
+        try:
+            assumptions = domain.symbol_assumptions()
+        except (TypeError, ArithmeticError) as error:  # evalf could not place a bound
+            raise self._error(f"cannot compare the bounds of the domain with 0 "
+                              f"({type(error).__name__})", key) from None
+        symbol = sympy.Symbol(name, **assumptions)
         return Parameter(name=name, symbol=symbol, domain=domain, role=table[:-1])
 
     def _support(self, coordinates, constants) -> Support:
@@ -328,8 +336,8 @@ class _SpecBuilder:
 
 def _variable_symbol(name: str, support: Support) -> sympy.Symbol:
     """The variable's symbol, with the assumptions its support implies (they help integrate)."""
-    nonnegative = _is_true(sympy.Ge(support.lower, 0)) or (
-        bool(support.points) and all(_is_true(sympy.Ge(point, 0)) for point in support.points))
+    nonnegative = _is_nonnegative(support.lower) or (
+        bool(support.points) and all(_is_nonnegative(point) for point in support.points))
     if support.kind == "interval":
         return sympy.Symbol(name, real=True, **({"positive": True} if nonnegative else {}))
     integral = support.kind == "integers" or all(
@@ -340,8 +348,11 @@ def _variable_symbol(name: str, support: Support) -> sympy.Symbol:
     return sympy.Symbol(name, **assumptions)
 
 
-def _is_true(relation) -> bool:
-    return relation is sympy.true
+def _is_nonnegative(value: sympy.Expr) -> bool:
+    try:
+        return sympy.Ge(value, 0) is sympy.true
+    except (TypeError, ArithmeticError):  # not provably real, or evalf ran out of precision
+        return False
 
 
 def _describe_value(value) -> str:
