@@ -209,8 +209,13 @@ def _reduce_location_scale(spec, integrand, location, scale):
     t = sympy.Symbol("t", real=True)
     shift = location if location is not None else 0
     stretch = scale if scale is not None else 1
-    substituted = sympy.simplify(integrand.subs(x, shift + stretch * t) * stretch)
-    coefficient, reduced = substituted.as_independent(t, as_Add=False)
+    # Gentle rewrites first: simplify turns sign(t)**2 into a Piecewise that hides the fold.
+    substituted = integrand.subs(x, shift + stretch * t) * stretch
+    for rewrite in (sympy.powsimp, sympy.factor_terms, sympy.simplify):
+        substituted = rewrite(substituted)
+        coefficient, reduced = substituted.as_independent(t, as_Add=False)
+        if not reduced.free_symbols & {location, scale}:
+            break
     lower = spec.support.lower if location is None else -sympy.oo
     before = sympy.Integral(integrand, (x, spec.support.lower, spec.support.upper))
     after = coefficient * sympy.Integral(reduced, (t, lower, spec.support.upper))

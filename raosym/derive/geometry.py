@@ -22,8 +22,12 @@ def differentials(coordinates) -> tuple[sympy.Symbol, ...]:
 
 def line_element(coordinates, metric: sympy.Matrix) -> sympy.Expr:
     """``ds^2 = sum_ij g_ij dtheta^i dtheta^j``."""
-    d = sympy.Matrix(differentials(coordinates))
-    return sympy.expand((d.T * metric * d)[0, 0])
+    d = differentials(coordinates)
+    size = len(coordinates)
+    return sympy.Add(*(
+        (1 if i == j else 2) * metric[i, j] * d[i] * d[j]
+        for i in range(size) for j in range(i, size)
+    ))
 
 
 def christoffel_symbols(coordinates, metric: sympy.Matrix):

@@ -47,7 +47,8 @@ def tidy(expr: sympy.Expr) -> sympy.Expr:
     tidied = sympy.powsimp(sympy.gammasimp(sympy.factor_terms(sympy.cancel(expr))))
     # expand_func turns gamma(z + 1)/gamma(z) into z, which gammasimp misses when z has a
     # symbolic half-integer offset (Student-t); keep the shortest candidate.
-    candidates = [tidied, sympy.simplify(tidied), sympy.simplify(sympy.expand_func(tidied))]
+    candidates = [tidied, sympy.simplify(tidied), sympy.simplify(sympy.expand_func(tidied)),
+                  sympy.factor(tidied)]
     return absorb_into_gamma(min(candidates, key=sympy.count_ops))
 
 
