@@ -1,7 +1,11 @@
 """Command-line interface: parses arguments, calls the pipeline, formats results.
 
-Exit status: 0 when every family derived and verified, 1 when a derivation or a check failed,
-2 for bad input (a derivation file that is malformed, unsafe or not a density).
+Commands: ``derive`` (derive and verify, print the results) and ``generate`` (derive, verify,
+emit and write ``generated/``; ``--check`` compares instead of writing, ``--pdf`` compiles the
+appendix). Exit status: 0 when every family derived and verified (and, with ``--check``,
+``generated/`` is up to date), 1 when a derivation, a check or an emit failed (or
+``generated/`` drifted), 2 for bad input (a derivation file that is malformed, unsafe or not a
+density).
 """
 
 from __future__ import annotations
@@ -9,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from raosym import pipeline, report
 from raosym.errors import RaosymError
@@ -42,6 +47,33 @@ def _report(outcome: pipeline.FamilyOutcome, *, as_json: bool) -> int:
     return 0
 
 
+def _generate_command(arguments) -> int:
+    generation = pipeline.generate(arguments.families, output=arguments.output,
+                                   check=arguments.check, jobs=arguments.jobs)
+    status = 0
+    for failure in generation.failures:
+        print(f"raosym: {failure.error} (files of this family left as they were)",
+              file=sys.stderr)
+        status = max(status, failure.error.exit_status)
+    if arguments.check:
+        if generation.diff:
+            sys.stdout.write(generation.diff)
+            print(f"raosym generate --check: {generation.output} is out of date; run "
+                  "`raosym generate`", file=sys.stderr)
+            status = max(status, 1)
+        return status
+    for path in generation.changed:
+        print(f"wrote {Path(generation.output, path)}"
+              if (Path(generation.output) / path).exists()
+              else f"removed {Path(generation.output, path)}")
+    if arguments.pdf:
+        from raosym.emit.pdf import compile_appendix
+
+        latex = Path(generation.output) / "latex"
+        print(f"wrote {compile_appendix(latex, latex / 'appendix.pdf')}")
+    return status
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="raosym",
@@ -57,6 +89,20 @@ def build_parser() -> argparse.ArgumentParser:
     derive.add_argument("--jobs", type=int, default=None,
                         help="families derived in parallel (default: the number of cores)")
     derive.set_defaults(run=_derive_command)
+    generate = commands.add_parser(
+        "generate", help="derive, verify and emit Python modules and LaTeX proofs")
+    generate.add_argument("families", nargs="*", metavar="NAME",
+                          help="families in derivations/ (default: every one)")
+    generate.add_argument("--check", action="store_true",
+                          help="compare a fresh render with the output folder; exit 1 with a "
+                               "unified diff when they differ")
+    generate.add_argument("--pdf", action="store_true",
+                          help="also compile latex/appendix.tex into latex/appendix.pdf")
+    generate.add_argument("--jobs", type=int, default=None,
+                          help="families derived in parallel (default: the number of cores)")
+    generate.add_argument("--output", default="generated",
+                          help="the output folder (default: generated)")
+    generate.set_defaults(run=_generate_command)
     return parser
 
 

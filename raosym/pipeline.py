@@ -1,8 +1,10 @@
-"""The pipeline in one place: spec -> (density check) -> derive -> verify.
+"""The pipeline in one place: spec -> (density check) -> derive -> verify -> emit -> write.
 
 ``run_family`` takes a family name or a path and returns a :class:`Verified` or raises the
-stage's own error; ``run_families`` runs several in parallel over the available cores. The CLI
-and the Python API (``raosym.load``, ``raosym.derive``, ``raosym.verify``) both call these.
+stage's own error; ``run_families`` runs several in parallel over the available cores;
+``generate`` runs them and then the emit and write stages into ``generated/``. The CLI and the
+Python API (``raosym.load``, ``raosym.derive``, ``raosym.verify``, ``raosym.generate``) call
+these.
 """
 
 from __future__ import annotations
@@ -89,3 +91,64 @@ def run_families(names, *, jobs: int | None = None) -> list[FamilyOutcome]:
     context = multiprocessing.get_context("fork")
     with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
         return list(pool.map(_outcome, names))
+
+
+# ----------------------------------------------------------------------------- generate
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What ``raosym generate`` did: the families that failed (their files untouched), the
+    files written or removed, and, for ``--check``, the diff from the output to a fresh render."""
+
+    output: Path
+    failures: tuple[FamilyOutcome, ...]
+    changed: tuple[str, ...] = ()
+    diff: str = ""
+
+
+def generate(names=None, *, output: str | os.PathLike = "generated", check: bool = False,
+             jobs: int | None = None) -> Generation:
+    """Derive, verify and emit the named families (default: every derivation file) into
+    ``output``; with ``check``, only compare a fresh render with ``output``."""
+    files = all_derivation_files()
+    if not files:
+        raise SpecError(f"no derivation files in {derivations_folder()}",
+                        path=str(derivations_folder()))
+    targets = [str(resolve(name)) for name in names] if names else [str(f) for f in files]
+    outcomes = run_families(targets, jobs=jobs)
+    return generate_from(outcomes, output=output, families={f.stem for f in files}, check=check)
+
+
+def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
+                  check: bool = False) -> Generation:
+    """The emit and write stages for outcomes already derived and verified.
+
+    ``families`` names every family that exists (one per derivation file): the files of any
+    other family in ``output`` are stale and removed. Rendering happens entirely in memory
+    before anything is written, so an exception leaves ``output`` untouched.
+    """
+    from raosym import emit
+    from raosym.emit import write
+    from raosym.errors import EmitError
+
+    output = Path(output)
+    rendered, failures = {}, []
+    for outcome in outcomes:
+        if outcome.error is not None:
+            failures.append(outcome)
+            continue
+        spec = outcome.verified.derivation.spec
+        if spec.name != Path(spec.path).stem:
+            failures.append(FamilyOutcome(outcome.name, error=EmitError(
+                f"{spec.path}: the family name {spec.name!r} must match the file name, which "
+                "names its generated files")))
+            continue
+        try:
+            rendered[spec.name] = emit.render_family(outcome.verified)
+        except EmitError as error:
+            failures.append(FamilyOutcome(outcome.name, error=EmitError(f"{spec.path}: {error}")))
+    plan = write.plan_tree(output, rendered, families)
+    if check:
+        return Generation(output, tuple(failures), diff=write.drift(output, plan))
+    return Generation(output, tuple(failures), changed=tuple(write.write_tree(output, plan)))

@@ -1,0 +1,42 @@
+"""The emit stage: verified derivations as files, through backends.
+
+Input: :class:`~raosym.verify.checks.Verified` objects, and nothing else (verification is a
+gate: anything else is a ``TypeError``). Output: rendered files in memory, as a mapping from
+paths relative to ``generated/`` to text. :mod:`raosym.emit.write` then writes them.
+
+A backend is a configuration, a SymPy printer subclass and a folder of Jinja templates:
+
+- :mod:`raosym.emit.python`: ``python/NAME.py``, a standalone NumPy module per family;
+- :mod:`raosym.emit.latex`: ``latex/NAME.tex``, a section of proofs per family, and
+  ``latex/appendix.tex``, a document including every section.
+
+Later stages of the catalog (Rao distances, privacy accounting) add functions and sections by
+extending these backends' contexts and templates.
+"""
+
+from __future__ import annotations
+
+from raosym.emit import latex, python
+from raosym.verify.checks import Verified
+
+#: The per-family backends, in the order their files are rendered.
+BACKENDS = (python, latex)
+
+
+def render_family(verified: Verified) -> dict[str, str]:
+    """Every backend's files for one family: ``{"python/NAME.py": ..., "latex/NAME.tex": ...}``."""
+    if not isinstance(verified, Verified):
+        raise TypeError(f"emit accepts only Verified results (a derivation that passed "
+                        f"raosym.verify), not {type(verified).__name__}")
+    files: dict[str, str] = {}
+    for backend in BACKENDS:
+        files.update(backend.render(verified))
+    return files
+
+
+def render_appendix(names: list[str]) -> dict[str, str]:
+    """``{"latex/appendix.tex": ...}``, including the sections of ``names`` in sorted order."""
+    return latex.render_appendix(names)
+
+
+__all__ = ["BACKENDS", "render_appendix", "render_family"]

@@ -1,0 +1,341 @@
+"""The Python backend: one standalone NumPy module per verified family.
+
+Emit stage. Input: a :class:`Verified`. Output: ``{"python/NAME.py": text}``. The backend is
+this configuration (what the module holds and how names are made safe), the printer
+(:mod:`raosym.emit.python.printer`) and the templates in ``templates/`` (``module.py.j2``, with
+the numeric helpers in ``helpers.py.j2``), which only lay out the strings built here.
+
+The module contract (see DESIGN.md): it imports only ``math`` and ``numpy``; functions take
+the coordinates as a sequence or an array of shape ``(..., k)`` and broadcast; constants are
+keyword-only scalars; a value outside its declared domain, or nan, raises ``ValueError``
+naming the parameter and the domain; the module docstring states the formulas, the
+hypotheses and the verification record.
+"""
+
+from __future__ import annotations
+
+import keyword
+from dataclasses import dataclass
+from pathlib import Path
+
+import sympy
+
+from raosym.emit.provenance import derivation_file, header_lines, verification_record
+from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
+from raosym.emit.render import environment
+from raosym.errors import EmitError
+from raosym.spec.model import Domain, FamilySpec, Parameter, Support
+from raosym.verify.checks import Verified
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: Names the generated functions use themselves; a coordinate with one of these names gets a
+#: trailing underscore as a local variable (E741's ambiguous l, O, I too).
+RESERVED = frozenset({
+    "theta", "dtheta", "fisher", "curvature", "np", "math", "abs", "float", "int", "range",
+    "l", "O", "I", *keyword.kwlist,
+})
+#: Width of docstring text.
+WIDTH = 92
+
+
+@dataclass(frozen=True)
+class Variable:
+    """A coordinate or constant as the generated code sees it."""
+
+    name: str        # the declared name (keyword argument of a constant)
+    local: str       # its local variable in the generated functions
+    role: str        # "coordinate" or "constant"
+    bounds: str      # the arguments of the generated _require after the domain's text
+    domain: str      # Domain.describe(), used in error messages
+
+
+def render(verified: Verified) -> dict[str, str]:
+    """``{"python/NAME.py": module text}`` for one verified family."""
+    spec = verified.derivation.spec
+    text = environment(TEMPLATES).get_template("module.py.j2").render(module_context(verified))
+    return {f"python/{spec.name}.py": text}
+
+
+def module_context(verified: Verified) -> dict:
+    """Everything the module template lays out, as strings."""
+    derivation = verified.derivation
+    spec = derivation.spec
+    coordinates = [_variable(p) for p in spec.coordinates]
+    constants = [_variable(p) for p in spec.constants]
+    variables = coordinates + constants
+    rename = {p.symbol: sympy.Symbol(v.local, **p.symbol.assumptions0)
+              for p, v in zip(spec.parameters, variables, strict=True) if p.name != v.local}
+    scalars = {rename.get(s, s) for s in spec.constant_symbols}
+    fisher, fisher_printer = _fisher_context(spec, derivation.fisher, variables, rename, scalars)
+    curvature, curvature_printer = _curvature_context(
+        spec, derivation.geometry.gaussian_curvature, variables, rename, scalars)
+    helpers = fisher_printer.helpers | (curvature_printer.helpers if curvature_printer else set())
+    printed = fisher["printed"] + (curvature["printed"] if curvature else [])
+    return {
+        "header": header_lines(verified, TEMPLATES),
+        "docstring": module_docstring(verified),
+        "coordinates": coordinates,
+        "constants": constants,
+        "coordinate_names": _tuple_literal([p.name for p in spec.coordinates]),
+        "constant_names": _tuple_literal([p.name for p in spec.constants]),
+        "coordinate_list": ", ".join(p.name for p in spec.coordinates),
+        "keyword_arguments": "".join([", *", *(f", {c.name}" for c in constants)])
+        if constants else "",
+        "point_values": _unpacking(variables, {v.local for v in variables}),
+        "k": len(coordinates),
+        "fisher": fisher,
+        "line_element": {"docstring": line_element_docstring(spec, derivation.geometry.line_element)},
+        "curvature": curvature,
+        "helpers": sorted(helpers),
+        # math is imported only when used: by a helper (factorials) or a scalar gamma.
+        "uses_math": bool(helpers) or any("math." in code for code in printed),
+    }
+
+
+def _fisher_context(spec, fisher, variables, rename, scalars) -> tuple[dict, ModulePrinter]:
+    """The lower triangle of g printed (each off-diagonal entry fills both of its places)."""
+    pairs = [(i, j) for i in range(fisher.rows) for j in range(i + 1)]
+    code, printer = _printed([fisher[i, j] for i, j in pairs], rename, scalars)
+    return {
+        "docstring": fisher_docstring(spec, fisher),
+        "unpack": _unpacking(variables, code["uses"]),
+        "assignments": code["assignments"],
+        "zeros": "0" in code["results"],  # np.zeros, and the zero entries are not assigned
+        "entries": [{"row": i, "column": j, "code": result}
+                    for (i, j), result in zip(pairs, code["results"], strict=True)],
+        "printed": code["printed"],
+    }, printer
+
+
+def _curvature_context(spec, curvature, variables, rename, scalars):
+    """The Gaussian curvature printed, or ``(None, None)`` when it was not derived."""
+    if curvature is None:
+        return None, None
+    # Factored, the determinant of g is computed then squared, instead of expanded into terms
+    # that cancel each other (about twice the digits survive for Beta and Gamma).
+    code, printer = _printed([sympy.factor(curvature)], rename, scalars)
+    return {
+        "docstring": curvature_docstring(spec, curvature),
+        "unpack": _unpacking(variables, code["uses"]),
+        "assignments": code["assignments"],
+        "code": code["results"][0],
+        "printed": code["printed"],
+    }, printer
+
+
+# ----------------------------------------------------------------------------- code
+
+
+def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set) -> tuple[dict, ModulePrinter]:
+    """Stable forms, common subexpressions shared (``_t0 = ...``), then printed."""
+    stable = [stable_forms(expr) for expr in exprs]
+    for expr in stable:
+        check_printable(expr)
+    stable = [expr.xreplace(rename) for expr in stable]
+    replacements, reduced = sympy.cse(stable, symbols=sympy.numbered_symbols("_t"),
+                                      order="canonical")
+    scalars = set(scalars)
+    for symbol, value in replacements:
+        if value.free_symbols <= scalars:
+            scalars.add(symbol)
+    printer = ModulePrinter(scalars)
+    assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
+    results = [printer.doprint(expr) for expr in reduced]
+    uses = {symbol.name for expr in stable for symbol in expr.free_symbols}
+    printed = [code for _, code in assignments] + results
+    return {"assignments": assignments, "results": results, "uses": uses,
+            "printed": printed}, printer
+
+
+def _unpacking(variables: list[Variable], used: set[str]) -> str:
+    """``mu, _, nu``: the target of ``_point``'s values, ``_`` for those a function does not
+    use. The first coordinate is always kept: its shape is the shape of the result."""
+    names = [v.local if v.local in used or i == 0 else "_" for i, v in enumerate(variables)]
+    return ", ".join(names) if len(names) > 1 else f"({names[0]},)"
+
+
+def _variable(parameter: Parameter) -> Variable:
+    name = parameter.name
+    if not name.isidentifier():
+        raise EmitError(f"{parameter.role} {name!r} is not a Python identifier")
+    local = name + "_" if name in RESERVED else name
+    if parameter.role == "constant" and local != name:
+        raise EmitError(f"constant {name!r} cannot be a keyword argument of the generated "
+                        f"functions: rename it in the derivation file")
+    return Variable(name, local, parameter.role, _bounds(parameter.domain),
+                    parameter.domain.describe())
+
+
+def _bounds(domain: Domain) -> str:
+    """``lower, upper[, closed=(...)][, integer=True]`` for the generated ``_require``.
+
+    An infinite end is always open, so infinities (and nan) are outside every domain."""
+    lower = repr(float(domain.lower)) if domain.lower.is_finite else "-np.inf"
+    upper = repr(float(domain.upper)) if domain.upper.is_finite else "np.inf"
+    text = f"{lower}, {upper}"
+    closed = (not domain.lower_open and domain.lower.is_finite,
+              not domain.upper_open and domain.upper.is_finite)
+    if any(closed):
+        text += f", closed={closed!r}"
+    return text + (", integer=True" if domain.integer else "")
+
+
+def _tuple_literal(names: list[str]) -> str:
+    quoted = [f'"{name}"' for name in names]
+    return "(" + ", ".join(quoted) + ("," if len(quoted) == 1 else "") + ")"
+
+
+# ----------------------------------------------------------------------------- docstrings
+
+
+def _formula(expr: sympy.Expr) -> str:
+    return sympy.sstr(expr).replace("\\", "\\\\")
+
+
+def _wrapped(text: str, indent: str = "    ") -> list[str]:
+    """A formula (or text) in lines of at most WIDTH characters where it can be broken: before
+    the ``+``/``-`` between top-level terms, else before any ``+``/``-``. Continuation lines
+    are indented twice."""
+    lines = [indent]
+    for piece in _terms(text, top_level=True):
+        parts = [piece] if len(piece) <= WIDTH else _terms(piece, top_level=False)
+        for part in parts:
+            if len(lines[-1]) + len(part) > WIDTH and lines[-1].strip():
+                lines.append(indent * 2 + part.lstrip())
+            else:
+                lines[-1] += part if lines[-1].strip() else part.lstrip()
+    return lines
+
+
+def _terms(text: str, *, top_level: bool) -> list[str]:
+    """``text`` cut before each `` + ``/`` - `` (outside brackets only, if ``top_level``)."""
+    pieces, depth, start = [], 0, 0
+    for position, character in enumerate(text):
+        depth += {"(": 1, "[": 1, ")": -1, "]": -1}.get(character, 0)
+        operator = text[position + 1:position + 3] in ("+ ", "- ")
+        if character == " " and operator and (depth == 0 or not top_level):
+            pieces.append(text[start:position])
+            start = position
+    return [*pieces, text[start:]]
+
+
+def support_text(support: Support) -> str:
+    """The support in interval notation (``(0, oo)``, ``integers in [0, n]``, ``{0, 1}``)."""
+    if support.kind == "finite":
+        return "{" + ", ".join(sympy.sstr(point) for point in support.points) + "}"
+    left = "(" if support.lower_open else "["
+    right = ")" if support.upper_open else "]"
+    interval = f"{left}{sympy.sstr(support.lower)}, {sympy.sstr(support.upper)}{right}"
+    return f"integers in {interval}" if support.kind == "integers" else interval
+
+
+def _entry_label(spec: FamilySpec, row: int, column: int) -> str:
+    return f"g[{spec.coordinates[row].name}, {spec.coordinates[column].name}]"
+
+
+def _hypotheses(verified: Verified) -> list[str]:
+    derivation = verified.derivation
+    found = list(derivation.hypotheses)
+    for entry in derivation.entries:
+        found += [h for h in entry.hypotheses if h not in found]
+    return found
+
+
+def module_docstring(verified: Verified) -> str:
+    derivation = verified.derivation
+    spec, geometry = derivation.spec, derivation.geometry
+    lines = [f"{spec.title}: Fisher information and Riemannian geometry.", ""]
+    if spec.reference:
+        lines += [f"Reference: {spec.reference}.", ""]
+    lines += [f"Density ({derivation_file(verified)})"]
+    lines += _wrapped(f"f({spec.variable}) = {_formula(spec.density)}")
+    lines += [(f"    for {spec.variable} in {support_text(spec.support)} "
+               f"(declared: {spec.support.text})"), ""]
+    lines += ["Coordinates, in the order of theta"]
+    lines += [f"    {p.name} in {p.domain.describe()} (declared: {p.domain.text})"
+              for p in spec.coordinates]
+    lines += ["", "Constants (keyword-only arguments, single numbers)"]
+    lines += [f"    {p.name} in {p.domain.describe()} (declared: {p.domain.text})"
+              for p in spec.constants] or ["    none"]
+    lines += ["", "Hypotheses"]
+    lines += [line for h in _hypotheses(verified) for line in _wrapped(h)] or [
+        "    none beyond the declared domains"]
+    lines += ["", "Fisher information g_ij = E[s_i s_j], s_i = d log f / d theta_i"]
+    for entry in derivation.entries:
+        lines += _wrapped(f"{_entry_label(spec, entry.row, entry.column)} = "
+                          f"{_formula(entry.value)}    ({entry.strategy})")
+    lines += ["", "Line element"]
+    lines += _wrapped(f"ds^2 = {_formula(geometry.line_element)}")
+    if geometry.gaussian_curvature is not None:
+        lines += ["", "Gaussian curvature"]
+        lines += _wrapped(f"K = {_formula(geometry.gaussian_curvature)}")
+    elif geometry.scalar_curvature is not None:
+        lines += ["", "Scalar curvature", f"    R = {_formula(geometry.scalar_curvature)}"]
+    lines += ["", *verification_lines(verified)]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def verification_lines(verified: Verified) -> list[str]:
+    record = verification_record(verified)
+    lines = [(f"Verification (mpmath at {record.working_digits} digits: quadrature or "
+              "summation of E[s_i s_j]; Brioschi formula for K)")]
+    lines += _wrapped(f"{record.checks} checks at {record.points} seeded points; every check "
+                      f"agreed to at least {record.min_digits:g} digits "
+                      f"({record.required_digits} required).")
+    width = max(len(q.quantity) for q in record.quantities)
+    lines += [f"    {q.quantity:<{width}}  {q.points} points, min {q.min_digits:g} digits"
+              for q in record.quantities]
+    return lines
+
+
+def fisher_docstring(spec: FamilySpec, fisher: sympy.Matrix) -> str:
+    k = fisher.rows
+    lines = [
+        f"Fisher information matrix g(theta), an array of shape (..., {k}, {k}).",
+        "",
+        (f"theta holds ({', '.join(p.name for p in spec.coordinates)}): a sequence, or an "
+         f"array of shape (..., {k})."),
+    ]
+    lines += _constant_lines(spec)
+    lines += [""]
+    for i in range(k):
+        for j in range(i + 1):
+            lines += _wrapped(f"{_entry_label(spec, i, j)} = {_formula(fisher[i, j])}")
+    lines += ["", _raises()]
+    return _docstring(lines)
+
+
+def line_element_docstring(spec: FamilySpec, line_element: sympy.Expr) -> str:
+    lines = [
+        "Squared length ds^2 = sum_ij g_ij dtheta_i dtheta_j of a displacement dtheta at theta.",
+        "",
+        (f"theta and dtheta: sequences, or arrays of shape (..., {len(spec.coordinates)}) "
+         "that broadcast together."),
+    ]
+    lines += _constant_lines(spec)
+    lines += [""]
+    differentials = ", ".join(f"d{p.name}" for p in spec.coordinates)
+    lines += _wrapped(f"ds^2 = {_formula(line_element)}  with dtheta = ({differentials})")
+    lines += ["", _raises()]
+    return _docstring(lines)
+
+
+def curvature_docstring(spec: FamilySpec, curvature: sympy.Expr) -> str:
+    lines = ["Gaussian curvature K(theta) of the Fisher metric, shape (...).", ""]
+    lines += _wrapped(f"K = {_formula(curvature)}")
+    lines += ["", _raises()]
+    return _docstring(lines)
+
+
+def _constant_lines(spec: FamilySpec) -> list[str]:
+    return [f"{p.name}: constant, a single number in {p.domain.describe()}." for p in spec.constants]
+
+
+def _raises() -> str:
+    return "Raises ValueError, naming the parameter and its domain, for a value outside it or nan."
+
+
+def _docstring(lines: list[str]) -> str:
+    """Indented for a function body; the closing quotes go on their own line."""
+    body = [lines[0]] + [("    " + line if line else "") for line in lines[1:]]
+    return "\n".join(line.rstrip() for line in body) + "\n    "

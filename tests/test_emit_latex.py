@@ -1,0 +1,113 @@
+"""The LaTeX backend: sections and appendix compile, and the proofs are the engine's steps.
+
+Compiling needs pdflatex. CI installs TeX Live (.ci/run), so a missing pdflatex fails these
+tests rather than skipping them.
+"""
+
+from __future__ import annotations
+
+import shutil
+import string
+
+import jinja2
+import pytest
+from conftest import family_names, verified
+
+from raosym.emit.latex import TEMPLATES, render
+from raosym.emit.latex.printer import tex_text
+from raosym.emit.pdf import compile_section, compile_tex
+from raosym.emit.render import environment
+
+FAMILIES = family_names()
+
+
+def test_pdflatex_is_installed():
+    assert shutil.which("pdflatex"), "pdflatex is missing: install texlive-latex-base and " \
+                                     "texlive-latex-recommended (CI does, in .ci/run)"
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_section_compiles_alone(generated_tree, name):
+    result = compile_section(generated_tree / "latex", name)
+    assert result.ok, result.errors
+
+
+def test_appendix_compiles_and_includes_every_family(generated_tree, tmp_path):
+    latex = generated_tree / "latex"
+    appendix = (latex / "appendix.tex").read_text()
+    inputs = [line[len("\\input{"):-1] for line in appendix.splitlines()
+              if line.startswith("\\input{")]
+    assert inputs == FAMILIES  # every family, sorted
+    for source in latex.glob("*.tex"):
+        shutil.copy(source, tmp_path / source.name)
+    result = compile_tex(tmp_path, "appendix.tex", runs=2)
+    assert result.ok, result.errors
+    assert result.pdf.stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
+    """Every displayed step is one the engine recorded, shared steps shown once, in order."""
+    derivation = verified(catalog, name).derivation
+    text = (generated_tree / "latex" / f"{name}.tex").read_text()
+    items = [line[len("\\item "):] for line in text.splitlines() if line.startswith("\\item ")]
+    entries = derivation.entries
+    shared = 0
+    if len(entries) > 1:
+        while all(shared < len(e.steps) - 1 and e.steps[shared] == entries[0].steps[shared]
+                  for e in entries):
+            shared += 1
+    expected = [s.claim for s in derivation.steps] + [s.claim for s in entries[0].steps[:shared]]
+    for entry in entries:
+        expected += [step.claim for step in entry.steps[shared:]]
+    expected += [step.claim for step in derivation.geometry.steps]
+    assert items == [tex_text(claim) for claim in expected]
+    for entry in entries:
+        for step in entry.steps[shared:]:
+            assert tex_text(step.justification) in text
+
+
+def test_exponential_family_steps_are_shared(generated_tree):
+    text = (generated_tree / "latex" / "gamma.tex").read_text()
+    assert text.count("exponential-family form with sufficient statistics") == 1
+    assert text.count("Steps 1--3 above, then:") == 3
+
+
+def test_line_element_symbol_differs_from_a_coordinate_differential(generated_tree):
+    logistic = (generated_tree / "latex" / "logistic.tex").read_text()
+    line = next(line for line in logistic.splitlines() if r"\mathrm{d}\ell^{2} &=" in line)
+    # s is a coordinate: ds is its differential, on the right-hand side only.
+    assert r"\mathrm{d}s^{2}" in line and r"\mathrm{d}\ell" not in line.split("&=")[1]
+    gaussian = (generated_tree / "latex" / "gaussian.tex").read_text()
+    assert r"\mathrm{d}s^{2} &=" in gaussian
+
+
+def test_verification_remark(catalog, generated_tree):
+    family = verified(catalog, "laplace")
+    text = (generated_tree / "latex" / "laplace.tex").read_text()
+    assert f"{len(family.checks)} checks at" in text
+    assert f"agreed to at least {family.min_digits:g} digits" in text
+
+
+def test_plain_text_is_escaped(tmp_path):
+    every_character = string.printable.replace("\x0b", "").replace("\x0c", "")
+    escaped = tex_text(every_character)
+    for special in "\\{}$&%#_^~<>|":
+        assert special in every_character
+    (tmp_path / "escape.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n" + escaped + "\n\n\\texttt{"
+        + escaped.replace("\n", " ") + "}\n\\end{document}\n")
+    result = compile_tex(tmp_path, "escape.tex")
+    assert result.ok, result.errors
+
+
+def test_templates_are_strict():
+    template = environment(TEMPLATES, latex=True).from_string(r"\section{\VAR{title}}")
+    assert template.render(title="x") == r"\section{x}"
+    with pytest.raises(jinja2.UndefinedError):
+        template.render()
+
+
+def test_render_is_deterministic(catalog):
+    family = verified(catalog, "cauchy")
+    assert render(family) == render(family)

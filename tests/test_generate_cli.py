@@ -1,0 +1,174 @@
+"""``raosym generate``: determinism, --check, atomic writes, failed and stale families.
+
+The catalog is derived once per session (conftest); here ``pipeline.run_families`` is replaced
+by a lookup into it, so the CLI runs the emit and write stages without deriving again.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPOSITORY, family_names
+
+from raosym import cli, pipeline
+from raosym.errors import VerificationError
+
+FAMILIES = family_names()
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {path.relative_to(folder).as_posix(): path.read_bytes()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
+
+
+@pytest.fixture
+def derived(catalog, monkeypatch):
+    """Make the pipeline answer from the session's catalog; returns the outcomes by name."""
+    outcomes = dict(catalog)
+
+    def run_families(names, *, jobs=None):
+        return [outcomes[Path(name).stem] for name in names]
+
+    monkeypatch.setattr(pipeline, "run_families", run_families)
+    return outcomes
+
+
+def generate(output: Path, *arguments: str) -> int:
+    return cli.main(["generate", "--output", str(output), *arguments])
+
+
+def test_generate_twice_gives_identical_bytes(derived, tmp_path, capsys):
+    assert generate(tmp_path / "first") == 0
+    assert generate(tmp_path / "second") == 0
+    first, second = snapshot(tmp_path / "first"), snapshot(tmp_path / "second")
+    expected = {f"python/{n}.py" for n in FAMILIES} | {f"latex/{n}.tex" for n in FAMILIES}
+    assert set(first) == expected | {"latex/appendix.tex"}
+    assert first == second
+    # Writing again changes nothing and says so.
+    capsys.readouterr()
+    assert generate(tmp_path / "first") == 0
+    assert capsys.readouterr().out == ""
+
+
+def test_rendering_does_not_depend_on_the_hash_seed(catalog, generated_tree, tmp_path):
+    """Emit the same Verified objects in a process with another PYTHONHASHSEED."""
+    pickled = tmp_path / "catalog.pickle"
+    pickled.write_bytes(pickle.dumps(list(catalog.values())))
+    script = (
+        "import pickle, sys\n"
+        "from raosym import pipeline\n"
+        "outcomes = pickle.loads(open(sys.argv[1], 'rb').read())\n"
+        "pipeline.generate_from(outcomes, output=sys.argv[2], families=set(sys.argv[3:]))\n"
+    )
+    environment = os.environ | {"PYTHONHASHSEED": "12345"}
+    subprocess.run([sys.executable, "-c", script, str(pickled), str(tmp_path / "out"),
+                    *FAMILIES], check=True, env=environment, cwd=REPOSITORY)
+    assert snapshot(tmp_path / "out") == snapshot(generated_tree)
+
+
+def test_check_exit_codes_and_diff(derived, tmp_path, capsys):
+    output = tmp_path / "generated"
+    assert generate(output) == 0
+    assert generate(output, "--check") == 0
+    module = output / "python" / "laplace.py"
+    module.write_text(module.read_text().replace("def fisher_information", "def fisher_info"))
+    before = snapshot(output)
+    capsys.readouterr()
+    assert generate(output, "--check") == 1
+    captured = capsys.readouterr()
+    assert f"--- {module.as_posix()}" in captured.out
+    assert "-def fisher_info(theta):" in captured.out
+    assert "+def fisher_information(theta):" in captured.out
+    assert "out of date" in captured.err
+    assert snapshot(output) == before  # --check writes nothing
+    module.unlink()
+    assert generate(output, "--check") == 1
+    assert "--- /dev/null" in capsys.readouterr().out
+
+
+def test_failure_half_way_leaves_the_output_unchanged(derived, tmp_path, monkeypatch):
+    output = tmp_path / "generated"
+    assert generate(output) == 0
+    edited = output / "latex" / "gamma.tex"
+    edited.write_text("% an old version\n")
+    before = snapshot(output)
+
+    from raosym.emit import latex
+
+    real_render, calls = latex.render, []
+
+    def render_failing_on_the_third_family(verified):
+        calls.append(verified.derivation.spec.name)
+        if len(calls) == 3:
+            raise RuntimeError("renderer crashed")
+        return real_render(verified)
+
+    monkeypatch.setattr(latex, "render", render_failing_on_the_third_family)
+    with pytest.raises(RuntimeError, match="renderer crashed"):
+        generate(output)
+    assert snapshot(output) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["generated"]  # no staging folder left
+
+
+def test_failed_family_keeps_its_files_and_fails_the_run(derived, tmp_path, capsys):
+    output = tmp_path / "generated"
+    assert generate(output) == 0
+    for path in (output / "python" / "poisson.py", output / "latex" / "poisson.tex",
+                 output / "python" / "gaussian.py"):
+        path.write_text("# previous version\n")
+    derived["poisson"] = pipeline.FamilyOutcome(
+        str(REPOSITORY / "derivations" / "poisson.toml"),
+        error=VerificationError("derivations/poisson.toml: 1 of 7 checks failed"))
+    capsys.readouterr()
+    assert generate(output) == 1
+    assert "poisson.toml: 1 of 7 checks failed" in capsys.readouterr().err
+    assert (output / "python" / "poisson.py").read_text() == "# previous version\n"
+    assert (output / "latex" / "poisson.tex").read_text() == "# previous version\n"
+    assert (output / "python" / "gaussian.py").read_text() != "# previous version\n"
+    assert "\\input{poisson}" in (output / "latex" / "appendix.tex").read_text()
+
+
+def test_stale_files_are_removed(derived, tmp_path):
+    output = tmp_path / "generated"
+    assert generate(output) == 0
+    (output / "python" / "retired.py").write_text("# a family without a derivation file\n")
+    (output / "latex" / "retired.tex").write_text("% a family without a derivation file\n")
+    (output / "latex" / "appendix.pdf").write_bytes(b"%PDF not managed by generate")
+    assert generate(output, "--check") == 1
+    assert generate(output) == 0
+    assert not (output / "python" / "retired.py").exists()
+    assert not (output / "latex" / "retired.tex").exists()
+    assert (output / "latex" / "appendix.pdf").exists()
+    assert "retired" not in (output / "latex" / "appendix.tex").read_text()
+
+
+def test_named_families_only(derived, tmp_path):
+    output = tmp_path / "generated"
+    assert generate(output, "gamma") == 0
+    assert sorted(snapshot(output)) == ["latex/appendix.tex", "latex/gamma.tex",
+                                        "python/gamma.py"]
+    assert generate(output, "poisson") == 0
+    appendix = (output / "latex" / "appendix.tex").read_text()
+    assert "\\input{gamma}" in appendix and "\\input{poisson}" in appendix
+
+
+def test_pdf(derived, tmp_path):
+    output = tmp_path / "generated"
+    assert generate(output, "laplace", "gamma", "--pdf") == 0
+    assert (output / "latex" / "appendix.pdf").read_bytes().startswith(b"%PDF")
+    assert not list((output / "latex").glob("*.aux"))
+
+
+def test_committed_generated_folder_is_up_to_date(catalog):
+    """The one comparison with the committed generated/: `raosym generate --check`."""
+    failed = [name for name, outcome in catalog.items() if outcome.error is not None]
+    assert not failed, f"families that did not verify: {failed}"
+    generation = pipeline.generate_from(list(catalog.values()), output=REPOSITORY / "generated",
+                                        families=set(FAMILIES), check=True)
+    assert generation.diff == "", "generated/ is out of date: run `raosym generate`\n" + \
+        generation.diff[:5000]
