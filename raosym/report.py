@@ -3,8 +3,14 @@
 The JSON object of a family has the keys ``name``, ``title``, ``path``, ``coordinates``,
 ``constants``, ``fisher`` (k x k strings in SymPy syntax that ``sympy.sympify`` parses back),
 ``fisher_strategies``, ``line_element``, ``curvature``, ``scalar_curvature``, ``hypotheses``,
-``verification`` (objects with ``quantity``, ``point``, ``symbolic``, ``numeric``, ``digits``),
-``min_digits`` and ``timings`` (seconds).
+``rao_distance`` (the textbook closed form in the coordinates of two points suffixed ``_1`` and
+``_2``, e.g. ``mu_1``, ``sigma_2``, in SymPy syntax; null without one), ``rao_distance_stable``
+(the equal cancellation-free form), ``rao_distance_structure`` (what was recognized in the
+metric: ``one coordinate``, ``constant metric``, ``location-scale half-plane``, ``product`` or
+``numeric only``), ``rao_distance_reason`` (null, or why there is no closed form),
+``verification`` (objects with ``quantity``, ``point``, ``symbolic``, ``numeric``, ``digits``;
+distance checks have quantity ``rao_distance`` or ``rao_distance_textbook`` and both points in
+``point``), ``min_digits`` and ``timings`` (seconds).
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ def as_json(verified: Verified) -> dict:
         "curvature": _string(geometry.gaussian_curvature),
         "scalar_curvature": _string(geometry.scalar_curvature),
         "hypotheses": list(derivation.hypotheses),
+        **_distance_json(derivation.distance),
         "verification": [
             {
                 "quantity": check.quantity,
@@ -55,6 +62,31 @@ def as_json(verified: Verified) -> dict:
         "min_digits": verified.min_digits,
         "timings": {stage: round(seconds, 3) for stage, seconds in derivation.timings.items()},
     }
+
+
+def _distance_json(distance) -> dict:
+    if distance is None:
+        return {"rao_distance": None, "rao_distance_stable": None,
+                "rao_distance_structure": None,
+                "rao_distance_reason": "not derived for more than two coordinates"}
+    return {
+        "rao_distance": _string(distance.textbook),
+        "rao_distance_stable": _string(distance.stable),
+        "rao_distance_structure": distance.structure,
+        "rao_distance_reason": distance.reason,
+    }
+
+
+def _distance_lines(distance) -> list[str]:
+    if distance is None:
+        return ["  Rao distance: not derived (more than two coordinates)"]
+    lines = [f"  Rao distance ({distance.structure}):"]
+    if distance.textbook is None:
+        lines.append(f"    none in closed form: {distance.reason}")
+    else:
+        lines.append(f"    d = {sympy.sstr(distance.textbook)}")
+        lines.append(f"      = {sympy.sstr(distance.stable)}    (cancellation-free)")
+    return lines
 
 
 def as_text(verified: Verified) -> str:
@@ -79,6 +111,7 @@ def as_text(verified: Verified) -> str:
         lines.append(f"  Gaussian curvature: K = {sympy.sstr(geometry.gaussian_curvature)}")
     else:
         lines.append(f"  scalar curvature: R = {sympy.sstr(geometry.scalar_curvature)}")
+    lines += _distance_lines(derivation.distance)
     lines.append(_verification_table(verified))
     return "\n".join(lines)
 
@@ -86,10 +119,15 @@ def as_text(verified: Verified) -> str:
 def _verification_table(verified: Verified) -> str:
     checks = verified.checks
     points = len({tuple(sorted(check.point.items())) for check in checks})
-    lines = [f"  verification: {len(checks)} checks at {points} points, min "
-             f"{verified.min_digits:g} digits agreed ({REQUIRED_DIGITS} required)"]
+    others = sorted({check.required for check in checks} - {REQUIRED_DIGITS}, reverse=True)
+    required = f"{REQUIRED_DIGITS} required" + (
+        f"; distances {', '.join(f'{r:g}' for r in others)}" if others else "")
+    lines = [(f"  verification: {len(checks)} checks at {points} points, min "
+              f"{verified.min_digits:g} digits agreed ({required})")]
     width = max(len(check.quantity) for check in checks)
     for check in checks:
         point = ", ".join(f"{k}={v}" for k, v in check.point.items())
-        lines.append(f"    {check.quantity:<{width}}  {check.digits:5.1f} digits  at {point}")
+        needed = "" if check.required == REQUIRED_DIGITS else f" (of {check.required:g})"
+        lines.append(f"    {check.quantity:<{width}}  {check.digits:5.1f} digits{needed}  "
+                     f"at {point}")
     return "\n".join(lines)

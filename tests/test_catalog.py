@@ -69,10 +69,14 @@ def test_fisher_matrix_matches_literature(catalog, name):
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_every_check_has_thirty_digits(catalog, name):
+    """Fisher entries and curvature to 30 digits; distance checks to their own requirement
+    (20 digits for closed forms, 10 between two numeric solves: see tests/test_distance.py)."""
     verified = catalog[name].verified
     assert verified is not None, str(catalog[name].error)
     assert len({tuple(sorted(c.point.items())) for c in verified.checks}) >= 5
-    assert min(check.digits for check in verified.checks) >= REQUIRED_DIGITS
+    assert all(check.passed for check in verified.checks)
+    assert min(check.digits for check in verified.checks
+               if not check.quantity.startswith("rao_distance")) >= REQUIRED_DIGITS
 
 
 # --- the published matrices against an independent quadrature ---------------------------------

@@ -51,6 +51,29 @@ class Geometry:
 
 
 @dataclass(frozen=True)
+class RaoDistance:
+    """The Fisher-Rao distance between two points of the manifold, or why it has no closed form.
+
+    ``points`` is ``(first, second)``: the coordinates of each point, named by suffixing ``_1``
+    and ``_2`` to the coordinate names (``mu_1``, ``sigma_2``) with the coordinates'
+    assumptions; constants keep their own symbols. ``textbook`` is the distance as the
+    literature writes it, ``stable`` an equal form that evaluates without cancellation (both
+    None when ``structure`` is ``"numeric only"``, and then ``reason`` says why).
+    """
+
+    structure: str  # "one coordinate", "constant metric", "location-scale half-plane", "product", "numeric only"
+    textbook: sympy.Expr | None
+    stable: sympy.Expr | None
+    points: tuple[tuple[sympy.Symbol, ...], tuple[sympy.Symbol, ...]]
+    steps: tuple[ProofStep, ...] = ()
+    reason: str | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self.textbook is not None
+
+
+@dataclass(frozen=True)
 class Derivation:
     """Everything the derive stage found for one family (not yet checked numerically)."""
 
@@ -62,3 +85,4 @@ class Derivation:
     hypotheses: tuple[str, ...]
     steps: tuple[ProofStep, ...] = ()
     timings: dict = field(default_factory=dict, compare=False, hash=False)
+    distance: RaoDistance | None = None

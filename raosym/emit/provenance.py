@@ -19,11 +19,13 @@ from raosym.verify.checks import REQUIRED_DIGITS, WORKING_DIGITS, Verified
 
 @dataclass(frozen=True)
 class QuantityRecord:
-    """The checks of one quantity (``g_mu_mu``, ``K``): at how many points, worst digits."""
+    """The checks of one quantity (``g_mu_mu``, ``K``): at how many points, worst digits,
+    and the digits that quantity's checks require."""
 
     quantity: str
     points: int
     min_digits: float
+    required_digits: float
 
 
 @dataclass(frozen=True)
@@ -43,7 +45,8 @@ def verification_record(verified: Verified) -> VerificationRecord:
     for check in verified.checks:
         by_quantity.setdefault(check.quantity, []).append(check)
     quantities = tuple(
-        QuantityRecord(name, len(checks), min(check.digits for check in checks))
+        QuantityRecord(name, len(checks), min(check.digits for check in checks),
+                       checks[0].required)
         for name, checks in by_quantity.items()  # in the order the verify stage checked them
     )
     points = {tuple(sorted(check.point.items())) for check in verified.checks}

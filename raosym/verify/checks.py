@@ -8,6 +8,15 @@ of :data:`REQUIRED_DIGITS`. ``Verified`` is the only thing the emit stage accept
   the closed form; off-diagonal zeros are measured against ``sqrt(g_ii g_jj)``.
 - Gaussian curvature (two coordinates): the Brioschi formula with mpmath's numerical
   derivatives of the metric, an independent route from the Christoffel symbols.
+- Rao distance (at most two coordinates), against the numeric geodesic of
+  :mod:`raosym.verify.geodesic` at pairs of points from :func:`distance_pairs` (ordinary,
+  nearby, far apart). A closed form is checked in both its forms to :data:`DISTANCE_DIGITS`
+  (quantities ``rao_distance`` for the stable form and ``rao_distance_textbook``); at nearby
+  pairs only the stable form is compared, because the textbook form cancels there (its
+  ``acosh(1 + tiny)`` loses half the working digits even in mpmath). Without a closed form the
+  distance from p to q and the one from q to p, solved at two working precisions, must agree to
+  :data:`NUMERIC_DISTANCE_DIGITS` (symmetry and solver settings at once), and the geodesic may
+  not be longer than the straight coordinate segment.
 """
 
 from __future__ import annotations
@@ -20,13 +29,25 @@ from raosym.derive.fisher import scores
 from raosym.derive.steps import Derivation
 from raosym.errors import VerificationError
 from raosym.verify.evaluate import evaluate, mpmath_function
-from raosym.verify.points import describe_point, sample_points
+from raosym.verify.geodesic import (
+    GEODESIC_DIGITS,
+    geodesic_distance,
+    metric_model,
+    straight_segment_length,
+)
+from raosym.verify.points import describe_point, distance_pairs, sample_points
 from raosym.verify.quadrature import expectation
 
 #: Working precision of every numeric check, in decimal digits.
 WORKING_DIGITS = 40
 #: Digits of agreement a check needs to pass.
 REQUIRED_DIGITS = 30
+#: Digits a closed-form Rao distance must share with the numeric geodesic.
+DISTANCE_DIGITS = 20
+#: Digits two numeric geodesic solves (p to q, q to p, two precisions) must share.
+NUMERIC_DISTANCE_DIGITS = 10
+#: Working precisions of those two solves (polygamma metrics make each evaluation costly).
+_NUMERIC_ONLY_SETTINGS = (20, 26)
 
 
 @dataclass(frozen=True)
@@ -38,10 +59,11 @@ class Check:
     symbolic: str
     numeric: str
     digits: float
+    required: float = REQUIRED_DIGITS
 
     @property
     def passed(self) -> bool:
-        return self.digits >= REQUIRED_DIGITS
+        return self.digits >= self.required
 
 
 @dataclass(frozen=True)
@@ -53,7 +75,9 @@ class Verified:
 
     @property
     def min_digits(self) -> float:
-        return min(check.digits for check in self.checks)
+        """The worst agreement among the checks held to :data:`REQUIRED_DIGITS` (Fisher
+        entries and curvature); distance checks have their own, listed requirements."""
+        return min(check.digits for check in self.checks if check.required == REQUIRED_DIGITS)
 
 
 def digits_of_agreement(symbolic, numeric, scale=None) -> float:
@@ -66,13 +90,14 @@ def digits_of_agreement(symbolic, numeric, scale=None) -> float:
     return float(min(WORKING_DIGITS, max(0, -mpmath.log10(error / scale))))
 
 
-def _check(quantity, point, symbolic, numeric, scale=None) -> Check:
+def _check(quantity, point, symbolic, numeric, scale=None, required=REQUIRED_DIGITS) -> Check:
     return Check(
         quantity,
         describe_point(point),
         mpmath.nstr(symbolic, 35),
         mpmath.nstr(numeric, 35),
         round(digits_of_agreement(symbolic, numeric, scale), 1),
+        required,
     )
 
 
@@ -131,6 +156,73 @@ def curvature_checks(derivation: Derivation, points) -> list[Check]:
     return checks
 
 
+def distance_checks(derivation: Derivation) -> list[Check]:
+    """The Rao distance against numeric geodesics (no checks beyond two coordinates)."""
+    distance = derivation.distance
+    if distance is None:
+        return []
+    if distance.closed:
+        return _closed_distance_checks(derivation)
+    return _numeric_distance_checks(derivation)
+
+
+def _closed_distance_checks(derivation: Derivation) -> list[Check]:
+    spec, distance = derivation.spec, derivation.distance
+    first, second = distance.points
+    constants = spec.constant_symbols
+    symbols = [*first, *second, *constants]
+    forms = {"rao_distance": mpmath_function(distance.stable, symbols),
+             "rao_distance_textbook": mpmath_function(distance.textbook, symbols)}
+    checks = []
+    for kind, one, two in distance_pairs(spec):
+        point = _pair_point(distance, spec, one, two)
+        arguments = [point[s] for s in symbols]
+        model = metric_model(derivation, {c: one[c] for c in constants})
+        numeric = geodesic_distance(model, [one[c] for c in spec.coordinate_symbols],
+                                    [two[c] for c in spec.coordinate_symbols]).distance
+        for quantity, form in forms.items():
+            if kind == "nearby" and quantity == "rao_distance_textbook":
+                continue  # the textbook form cancels here; the stable form is the one checked
+            with mpmath.workdps(WORKING_DIGITS):
+                value = mpmath.mpf(form(*arguments))
+            checks.append(_check(quantity, point, value, numeric, required=DISTANCE_DIGITS))
+    return checks
+
+
+def _numeric_distance_checks(derivation: Derivation) -> list[Check]:
+    """No closed form: d(p, q) at one precision against d(q, p) at another, and the geodesic
+    no longer than the straight segment (ordinary, nearby and moderately far pairs: far pairs
+    of these families make long, costly geodesics)."""
+    spec, distance = derivation.spec, derivation.distance
+    coordinates, constants = spec.coordinate_symbols, spec.constant_symbols
+    checks = []
+    low, high = _NUMERIC_ONLY_SETTINGS
+    for kind, one, two in distance_pairs(spec, far_ratio=4, far_shift=4, ordinary=1, nearby=1):
+        model = metric_model(derivation, {c: one[c] for c in constants})
+        p, q = [one[c] for c in coordinates], [two[c] for c in coordinates]
+        forward = geodesic_distance(model, p, q, digits=low).distance
+        backward = geodesic_distance(model, q, p, digits=high).distance
+        straight = straight_segment_length(model, p, q, digits=low)
+        if forward > straight * (1 + mpmath.mpf(10) ** (2 - low)):
+            raise VerificationError(
+                f"{spec.path}: the numeric geodesic from {p} to {q} is longer "
+                f"({mpmath.nstr(forward, 15)}) than the straight segment "
+                f"({mpmath.nstr(straight, 15)}): it is not the shortest curve")
+        point = _pair_point(distance, spec, one, two)
+        checks.append(_check("rao_distance", point, forward, backward,
+                             required=NUMERIC_DISTANCE_DIGITS))
+    return checks
+
+
+def _pair_point(distance, spec, one, two) -> dict:
+    """The two points as one dictionary ``mu_1, sigma_1, mu_2, sigma_2, constants``."""
+    first, second = distance.points
+    point = {s: one[c] for s, c in zip(first, spec.coordinate_symbols)}
+    point.update({s: two[c] for s, c in zip(second, spec.coordinate_symbols)})
+    point.update({c: one[c] for c in spec.constant_symbols})
+    return point
+
+
 def _bind(function):
     # lambdify of a constant ignores its arguments' types; make every entry return an mpf.
     return lambda a, b: mpmath.mpf(function(a, b))
@@ -141,15 +233,23 @@ def verify(derivation: Derivation, *, count: int = 5) -> Verified:
     with mpmath.workdps(WORKING_DIGITS):
         points = sample_points(derivation.spec, count)
         checks = fisher_checks(derivation, points) + curvature_checks(derivation, points)
+    _raise_on_failure(derivation, checks)
+    # The geodesics use the Christoffel symbols of a metric that has just passed its checks.
+    with mpmath.workdps(GEODESIC_DIGITS):
+        checks += distance_checks(derivation)
+    _raise_on_failure(derivation, checks)
+    return Verified(derivation, tuple(checks))
+
+
+def _raise_on_failure(derivation: Derivation, checks: list[Check]) -> None:
     failed = [check for check in checks if not check.passed]
     if failed:
         first = failed[0]
         raise VerificationError(
             f"{derivation.spec.path}: {len(failed)} of {len(checks)} checks failed; first: "
             f"{first.quantity} at {first.point}: symbolic {first.symbolic} vs numeric "
-            f"{first.numeric} ({first.digits} digits agree, {REQUIRED_DIGITS} required)",
+            f"{first.numeric} ({first.digits} digits agree, {first.required:g} required)",
         )
-    return Verified(derivation, tuple(checks))
 
 
-__all__ = ["Check", "Verified", "verify", "REQUIRED_DIGITS"]
+__all__ = ["DISTANCE_DIGITS", "REQUIRED_DIGITS", "Check", "Verified", "verify"]

@@ -51,11 +51,25 @@ class _MpmathNamespace:
         return getattr(mpmath, name)
 
 
-def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol]) -> Callable:
-    """A function of ``symbols`` (positional) evaluating ``expr`` at mpmath's working precision."""
+def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
+                    cse: bool = False) -> Callable:
+    """A function of ``symbols`` (positional) evaluating ``expr`` at mpmath's working precision.
+
+    ``cse`` evaluates common subexpressions once (worth it for lists of expressions that share
+    costly special functions, such as Christoffel symbols with polygamma)."""
     printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
     namespace = {"mpmath": _MpmathNamespace()}
-    return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer)
+    return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer,
+                          cse=cse)
+
+
+def float_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
+                   cse: bool = False) -> Callable:
+    """The same in double precision (mpmath's ``fp`` context): for quick first guesses that a
+    high-precision computation then refines, never for a checked value."""
+    printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
+    return sympy.lambdify(list(symbols), expr, modules=[{"mpmath": mpmath.fp}], printer=printer,
+                          cse=cse)
 
 
 def evaluate(expr: sympy.Expr, point: dict[sympy.Symbol, mpmath.mpf]) -> mpmath.mpf:

@@ -70,3 +70,68 @@ def sample_points(spec: FamilySpec, count: int = 5) -> list[dict[sympy.Symbol, m
 def describe_point(point: dict[sympy.Symbol, mpmath.mpf]) -> dict[str, str]:
     """A point as ``name -> value`` strings (15 significant digits) for reports."""
     return {symbol.name: mpmath.nstr(value, 15) for symbol, value in point.items()}
+
+
+def distance_pairs(spec: FamilySpec, *, far_ratio: float = 50, far_shift: float = 20,
+                   ordinary: int = 2, nearby: int = 2, relative: float = 1e-6):
+    """Seeded pairs of points for distance checks, as ``(kind, first, second)``.
+
+    ``kind`` is ``"ordinary"`` (two random points), ``"nearby"`` (a random point and one whose
+    coordinates differ by ``relative``, alternating in sign) or ``"far"`` (scales ``far_ratio``
+    apart, locations ``far_shift`` apart; on a bounded interval, from near one end to near the
+    other). Constants take one random value shared by both points of a pair: a distance is
+    taken within one manifold.
+    """
+    rng = random.Random(_seed(spec.name + ":distance"))
+
+    def draw():
+        return {p.symbol: _typical(p.domain, rng) for p in spec.parameters}
+
+    pairs = []
+    for _ in range(ordinary):
+        first, second = draw(), draw()
+        second.update({p.symbol: first[p.symbol] for p in spec.constants})
+        pairs.append(("ordinary", first, second))
+    for index in range(nearby):
+        first = draw()
+        second = dict(first)
+        for position, p in enumerate(spec.coordinates):
+            sign = 1 if (position + index) % 2 == 0 else -1
+            second[p.symbol] = _nudged(first[p.symbol], p.domain, sign * relative)
+        pairs.append(("nearby", first, second))
+    first = draw()
+    second = dict(first)
+    for p in spec.coordinates:
+        first[p.symbol], second[p.symbol] = _far_apart(first[p.symbol], p.domain, far_ratio,
+                                                       far_shift)
+    pairs.append(("far", first, second))
+    return pairs
+
+
+def _nudged(value: mpmath.mpf, domain: Domain, relative: float) -> mpmath.mpf:
+    """``value`` moved by ``relative`` of its distance to the nearest finite end of the domain
+    (of its size when there is none)."""
+    lower, upper = domain.lower, domain.upper
+    if lower.is_finite:
+        scale = value - mpmath.mpf(lower)
+    elif upper.is_finite:
+        scale = mpmath.mpf(upper) - value
+    else:
+        scale = max(abs(value), mpmath.mpf(1))
+    if lower.is_finite and upper.is_finite:
+        scale = min(scale, mpmath.mpf(upper) - value)
+    return value + scale * mpmath.mpf(relative)
+
+
+def _far_apart(value, domain: Domain, ratio: float, shift: float):
+    lower, upper = domain.lower, domain.upper
+    if lower.is_finite and upper.is_finite:
+        width = mpmath.mpf(upper) - mpmath.mpf(lower)
+        return mpmath.mpf(lower) + width / (ratio + 1), mpmath.mpf(upper) - width / (ratio + 1)
+    if lower.is_finite:
+        offset = value - mpmath.mpf(lower)
+        return value, mpmath.mpf(lower) + offset * ratio
+    if upper.is_finite:
+        offset = mpmath.mpf(upper) - value
+        return value, mpmath.mpf(upper) - offset * ratio
+    return value - mpmath.mpf(shift) / 2, value + mpmath.mpf(shift) / 2

@@ -232,7 +232,7 @@ def _verification(verified: Verified) -> dict:
         "working_digits": record.working_digits,
         "quantities": [
             {"symbol": names.get(q.quantity, tex_text(q.quantity)), "points": q.points,
-             "min_digits": f"{q.min_digits:g}"}
+             "min_digits": f"{q.min_digits:g}", "required_digits": f"{q.required_digits:g}"}
             for q in record.quantities
         ],
     }

@@ -15,6 +15,7 @@ hypotheses and the verification record.
 from __future__ import annotations
 
 import keyword
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -277,13 +278,16 @@ def module_docstring(verified: Verified) -> str:
 
 def verification_lines(verified: Verified) -> list[str]:
     record = verification_record(verified)
-    lines = [(f"Verification (mpmath at {record.working_digits} digits: quadrature or "
-              "summation of E[s_i s_j]; Brioschi formula for K)")]
-    lines += _wrapped(f"{record.checks} checks at {record.points} seeded points; every check "
-                      f"agreed to at least {record.min_digits:g} digits "
-                      f"({record.required_digits} required).")
+    lines = textwrap.wrap(f"Verification (mpmath at {record.working_digits} digits: "
+                          "quadrature or summation of E[s_i s_j]; Brioschi formula for K; "
+                          "numeric geodesics for the Rao distance)", WIDTH)
+    lines += textwrap.wrap(f"{record.checks} checks at {record.points} seeded points; every "
+                           "Fisher and curvature check agreed to at least "
+                           f"{record.min_digits:g} digits ({record.required_digits} required).",
+                           WIDTH, initial_indent="    ", subsequent_indent="    ")
     width = max(len(q.quantity) for q in record.quantities)
-    lines += [f"    {q.quantity:<{width}}  {q.points} points, min {q.min_digits:g} digits"
+    lines += [f"    {q.quantity:<{width}}  {q.points} points, min {q.min_digits:g} digits "
+              f"({q.required_digits:g} required)"
               for q in record.quantities]
     return lines
 

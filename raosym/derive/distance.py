@@ -1,0 +1,662 @@
+"""Rao distances in closed form, found by recognizing structure in the derived metric.
+
+Derive stage, after :mod:`raosym.derive.geometry`. Input: the spec, its Fisher metric ``g`` and
+geometry. Output: a :class:`~raosym.derive.steps.RaoDistance` with proof steps. The structure is
+read off the metric, never off the family's name; the recognizers are tried in this order:
+
+- **constant metric** (``g`` free of the coordinates): ``d = sqrt(dθᵀ g dθ)`` with
+  ``dθ = θ₁ - θ₂``, a straight line being the geodesic;
+- **one coordinate**: ``d = |F(θ₂) - F(θ₁)|`` with ``F`` a symbolic antiderivative of
+  ``sqrt(g)`` (SymPy ``integrate`` under the budget, checked by differentiation);
+- **location-scale half-plane**: ``g = (1/s²)·[[a, b], [b, c]]`` with ``a, b, c`` free of the
+  coordinates and ``s`` a positive coordinate. The shear ``μ' = μ + (b/a)·s`` removes the cross
+  term, ``ds² = (a dμ'² + c' ds²)/s²`` with ``c' = c - b²/a``, a Poincaré half-plane scaled by
+  ``c'``, so ``d = sqrt(c')·acosh(1 + ((μ₁' - μ₂')²·a/c' + (s₁ - s₂)²)/(2 s₁ s₂))``; confirmed by
+  the derived Gaussian curvature ``K = -1/c'``;
+- **product**: a diagonal metric whose entry ``g_ii`` depends only on ``θ_i`` is a product of
+  one-dimensional manifolds, ``d = sqrt(d₁² + d₂²)``;
+- otherwise **numeric only** (the verify stage's geodesic solver gives the distance).
+
+Each closed form comes in two equal forms: ``textbook`` (as the literature writes it) and
+``stable`` (rewritten by the rules of :func:`difference` so that nearly identical points do not
+cancel: ``acosh(1 + 2z) = 2·asinh(√z)``, ``√x - √y = (x - y)/(√x + √y)``,
+``log x - log y = log1p((x - y)/y)``, and an ``atan`` form of ``asin √x - asin √y``). Their
+equality is checked symbolically and recorded as a proof step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import sympy
+from sympy.codegen.cfunctions import log1p
+
+from raosym.derive.budget import run_with_budget
+from raosym.derive.integrals import tidy
+from raosym.derive.steps import Geometry, ProofStep, RaoDistance
+from raosym.errors import DerivationError
+from raosym.spec.model import Domain, FamilySpec
+
+NUMERIC_ONLY = "numeric only"
+#: Digits to which the stable and textbook forms must agree at exact rational points.
+IDENTITY_DIGITS = 50
+#: Seconds for one simplify of a difference (a proof attempt; exact points are the fallback).
+SIMPLIFY_BUDGET = 10.0
+
+
+class _Declined(Exception):
+    """A recognizer does not apply (the message says why)."""
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """What the recognizers read: coordinates, their domains, the two points, the metric."""
+
+    spec: FamilySpec
+    metric: sympy.Matrix
+    geometry: Geometry
+    first: tuple[sympy.Symbol, ...]
+    second: tuple[sympy.Symbol, ...]
+    budget: float
+
+    @property
+    def coordinates(self) -> tuple[sympy.Symbol, ...]:
+        return self.spec.coordinate_symbols
+
+    def domain(self, index: int) -> Domain:
+        return self.spec.coordinates[index].domain
+
+
+def point_symbols(spec: FamilySpec) -> tuple[tuple[sympy.Symbol, ...], tuple[sympy.Symbol, ...]]:
+    """``(mu_1, sigma_1), (mu_2, sigma_2)``: the coordinates of two points, same assumptions."""
+    def suffixed(suffix):
+        return tuple(sympy.Symbol(f"{p.name}_{suffix}", **p.domain.symbol_assumptions())
+                     for p in spec.coordinates)
+
+    return suffixed(1), suffixed(2)
+
+
+def derive_distance(spec: FamilySpec, fisher: sympy.Matrix, geometry: Geometry, *,
+                    budget: float) -> RaoDistance:
+    """The Rao distance of the family's manifold, or "numeric only" with the reason."""
+    first, second = point_symbols(spec)
+    problem = _Problem(spec, sympy.Matrix(fisher), geometry, first, second, budget)
+    reasons = []
+    for structure, recognizer in _RECOGNIZERS:
+        try:
+            return recognizer(problem)
+        except _Declined as declined:
+            reasons.append(f"not a {structure} ({declined})")
+    reason = ("no closed form recognized: " + "; ".join(reasons) +
+              ". The verify stage computes the distance as the length of a numeric geodesic.")
+    step = ProofStep("No closed form of the Rao distance was recognized.", None,
+                     sympy.Symbol("d"), reason, "distance")
+    return RaoDistance(NUMERIC_ONLY, None, None, (first, second), (step,), reason)
+
+
+# ----------------------------------------------------------------------------- recognizers
+
+
+def _constant_metric(problem: _Problem) -> RaoDistance:
+    """Constant metric (a flat, straight-line geometry)."""
+    metric, coordinates = problem.metric, problem.coordinates
+    if metric.has(*coordinates):
+        raise _Declined("the metric depends on the coordinates")
+    delta = sympy.Matrix([a - b for a, b in zip(problem.first, problem.second)])
+    if len(coordinates) == 1:
+        textbook = tidy(sympy.sqrt(metric[0, 0])) * sympy.Abs(delta[0])
+        identity = "sqrt(g*dtheta^2) = sqrt(g)*|dtheta|"
+    else:
+        # g = L D Lᵀ: the quadratic form is a sum of non-negative squares D_i (Lᵀ dθ)_i².
+        lower, diagonal = metric.LDLdecomposition(hermitian=False)
+        rotated = lower.T * delta
+        textbook = sympy.sqrt(sum(tidy(diagonal[i, i]) * rotated[i] ** 2
+                                  for i in range(len(coordinates))))
+        identity = "dthetaᵀ g dtheta = sum_i D_i ((Lᵀ dtheta)_i)^2 with g = L D Lᵀ"
+    steps = [
+        ProofStep("The metric does not depend on the coordinates: the manifold is flat and the "
+                  "straight line is the geodesic.", sympy.Symbol("g"), sympy.ImmutableMatrix(metric),
+                  "constant coefficients: the Christoffel symbols vanish, so geodesics are "
+                  "straight lines in these coordinates", "distance"),
+        ProofStep("The Rao distance is the length of the straight segment.", sympy.Symbol("d"),
+                  textbook, identity, "distance"),
+        ProofStep("The same form is cancellation-free: it only takes the difference of the "
+                  "coordinates, which is exact for nearby points.", sympy.Symbol("d"), textbook,
+                  "no rewriting needed", "stable form"),
+    ]
+    return RaoDistance("constant metric", textbook, textbook, (problem.first, problem.second),
+                       tuple(steps))
+
+
+def _one_coordinate(problem: _Problem) -> RaoDistance:
+    """One coordinate with a symbolic antiderivative of sqrt(g)."""
+    if len(problem.coordinates) != 1:
+        raise _Declined("more than one coordinate")
+    textbook, stable, steps = _one_dimensional(problem, 0)
+    return RaoDistance("one coordinate", textbook, stable, (problem.first, problem.second),
+                       tuple(steps))
+
+
+def _half_plane(problem: _Problem) -> RaoDistance:
+    """Location-scale half-plane: g = (1/s²)·[[a, b], [b, c]] with a, b, c constant."""
+    coordinates, metric = problem.coordinates, problem.metric
+    if len(coordinates) != 2:
+        raise _Declined("not two coordinates")
+    for scale_index in (1, 0):
+        scale = coordinates[scale_index]
+        location_index = 1 - scale_index
+        scaled = (metric * scale**2).applyfunc(sympy.cancel)
+        if scaled.has(*coordinates) or not _is_half_line(problem.domain(scale_index)):
+            continue
+        if not _is_real_line(problem.domain(location_index)):
+            continue
+        a = tidy(scaled[location_index, location_index])
+        b = tidy(scaled[location_index, scale_index])
+        c = tidy(scaled[scale_index, scale_index])
+        return _half_plane_distance(problem, location_index, scale_index, a, b, c)
+    raise _Declined("s²·g is not constant for any coordinate s ranging over (0, oo) while the "
+                    "other ranges over the real line")
+
+
+def _product(problem: _Problem) -> RaoDistance:
+    """Product of one-dimensional manifolds (diagonal metric with separated entries)."""
+    coordinates, metric = problem.coordinates, problem.metric
+    size = len(coordinates)
+    if size < 2:
+        raise _Declined("one coordinate")
+    if any(metric[i, j] != 0 for i in range(size) for j in range(size) if i != j):
+        raise _Declined("the metric is not diagonal")
+    for i in range(size):
+        others = [theta for j, theta in enumerate(coordinates) if j != i]
+        if metric[i, i].has(*others):
+            raise _Declined(f"g_{coordinates[i]}{coordinates[i]} depends on another coordinate")
+    pieces = [_one_dimensional(problem, i) for i in range(size)]
+    textbook = sympy.sqrt(sum(piece[0] ** 2 for piece in pieces))
+    stable = sympy.sqrt(sum(piece[1] ** 2 for piece in pieces))
+    steps = [ProofStep(
+        "The metric is diagonal and each entry depends only on its own coordinate: the manifold "
+        "is a product of one-dimensional manifolds.", sympy.Symbol("g"),
+        sympy.ImmutableMatrix(metric),
+        "geodesics of a product are products of geodesics (constant-speed lines of each factor)",
+        "distance")]
+    for piece in pieces:
+        steps += piece[2]
+    steps.append(ProofStep("The distance of a product manifold.", sympy.Symbol("d"), textbook,
+                           "d² = d₁² + d₂² for the product metric", "distance"))
+    steps.append(ProofStep("The cancellation-free form: a root of a sum of squares of the "
+                           "factors' stable distances.", sympy.Symbol("d"), stable,
+                           "each factor is replaced by its equal stable form", "stable form"))
+    return RaoDistance("product", textbook, stable, (problem.first, problem.second), tuple(steps))
+
+
+_RECOGNIZERS = (
+    ("constant metric", _constant_metric),
+    ("one-coordinate manifold", _one_coordinate),
+    ("location-scale half-plane", _half_plane),
+    ("product of one-dimensional manifolds", _product),
+)
+
+
+# ----------------------------------------------------------------------------- half-plane
+
+
+def _half_plane_distance(problem: _Problem, location_index: int, scale_index: int,
+                         a: sympy.Expr, b: sympy.Expr, c: sympy.Expr) -> RaoDistance:
+    mu, s = problem.coordinates[location_index], problem.coordinates[scale_index]
+    mu1, mu2 = problem.first[location_index], problem.second[location_index]
+    s1, s2 = problem.first[scale_index], problem.second[scale_index]
+    c_prime = tidy(c - b**2 / a)
+    ratio = tidy(a / c_prime)
+    shift = tidy(b / a)
+    numerator = ratio * (mu1 - mu2 + shift * (s1 - s2)) ** 2 + (s1 - s2) ** 2
+    textbook = sympy.sqrt(c_prime) * sympy.acosh(1 + numerator / (2 * s1 * s2))
+    stable = 2 * sympy.sqrt(c_prime) * sympy.asinh(sympy.sqrt(numerator / (4 * s1 * s2)))
+    shear_symbol = sympy.Symbol(f"{mu.name}'", real=True)
+    steps = [ProofStep(
+        f"The metric is a location-scale half-plane metric in ({mu}, {s}).", sympy.Symbol("g"),
+        sympy.ImmutableMatrix(problem.metric),
+        f"{s}²·g is constant: a = {sympy.sstr(a)}, b = {sympy.sstr(b)}, c = {sympy.sstr(c)}",
+        "distance")]
+    if b != 0:
+        steps.append(ProofStep(
+            "A shear removes the cross term.", shear_symbol, mu + shift * s,
+            f"a d{mu}² + 2b d{mu} d{s} + c d{s}² = a d{mu}'² + c' d{s}² with "
+            f"{mu}' = {mu} + (b/a) {s} and c' = c - b²/a", "shear"))
+    steps.append(ProofStep(
+        "The metric is a scaled Poincaré half-plane.", sympy.Symbol("ds") ** 2,
+        c_prime * (sympy.Symbol("dx") ** 2 + sympy.Symbol(f"d{s}") ** 2) / s**2,
+        f"x = {mu}'·sqrt(a/c'), c' = {sympy.sstr(c_prime)}; the Poincaré half-plane "
+        "(dx² + dy²)/y² has distance acosh(1 + ((x₁-x₂)² + (y₁-y₂)²)/(2 y₁ y₂))", "half-plane"))
+    steps.append(_curvature_step(problem.geometry, c_prime))
+    steps.append(ProofStep("The Rao distance (textbook form).", sympy.Symbol("d"), textbook,
+                           "the half-plane distance scaled by sqrt(c')", "distance"))
+    z = sympy.Symbol("z", nonnegative=True)
+    steps.append(_identity_step(Identity(
+        sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
+        "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0, because cosh(2·asinh √z) = 1 + 2·sinh²(asinh √z) "
+        "= 1 + 2z and both sides are non-negative",
+        lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z)))
+    steps.append(_equality_step(problem, textbook, stable,
+                                "the stable form: acosh(1 + tiny) loses every digit of tiny, "
+                                "asinh(√z) keeps them"))
+    return RaoDistance("location-scale half-plane", textbook, stable,
+                       (problem.first, problem.second), tuple(steps))
+
+
+def _curvature_step(geometry: Geometry, c_prime: sympy.Expr) -> ProofStep:
+    """The half-plane scaled by c' has K = -1/c'; the derived curvature must say the same."""
+    curvature = geometry.gaussian_curvature
+    if curvature is None or sympy.simplify(curvature + 1 / c_prime) != 0:
+        raise DerivationError(
+            f"the half-plane structure predicts K = {sympy.sstr(-1 / c_prime)} but the derived "
+            f"Gaussian curvature is {sympy.sstr(curvature)}")
+    return ProofStep("The derived Gaussian curvature confirms the constant curvature -1/c'.",
+                     sympy.Symbol("K"), curvature,
+                     f"K + 1/c' simplifies to 0 with c' = {sympy.sstr(c_prime)}", "curvature")
+
+
+def _is_half_line(domain: Domain) -> bool:
+    return domain.lower == 0 and domain.upper == sympy.oo and not domain.integer
+
+
+def _is_real_line(domain: Domain) -> bool:
+    return domain.lower == -sympy.oo and domain.upper == sympy.oo and not domain.integer
+
+
+# ----------------------------------------------------------------------------- one coordinate
+
+
+def _one_dimensional(problem: _Problem, index: int):
+    """``(textbook, stable, steps)`` of the distance along coordinate ``index`` alone."""
+    theta, domain = problem.coordinates[index], problem.domain(index)
+    first, second = problem.first[index], problem.second[index]
+    g = problem.metric[index, index]
+    if not g.has(theta):
+        textbook = tidy(sympy.sqrt(g)) * sympy.Abs(first - second)
+        step = ProofStep(f"g_{theta}{theta} does not depend on {theta}.", sympy.Symbol("d"),
+                         textbook, "the distance is the coordinate difference times sqrt(g)",
+                         "distance")
+        return textbook, textbook, [step]
+    root = _positive_root(g, theta, domain)
+    antiderivative, steps = _antiderivative(root, theta, domain, problem.budget)
+    textbook = sympy.Abs(sympy.logcombine(
+        sympy.factor_terms(antiderivative.subs(theta, second) - antiderivative.subs(theta, first)),
+        force=True))
+    steps.append(ProofStep(
+        f"The Rao distance along {theta}.", sympy.Symbol("d"), textbook,
+        f"d = |∫ sqrt(g) d{theta}| between the two points (a one-dimensional manifold: the "
+        "coordinate segment is the geodesic)", "distance"))
+    try:
+        stable, identities = _stable_difference(antiderivative, theta, first, second, domain)
+    except _Declined as declined:
+        steps.append(ProofStep("No cancellation-free rewriting applies; the textbook form is "
+                               "used.", sympy.Symbol("d"), textbook, str(declined), "stable form"))
+        return textbook, textbook, steps
+    steps += [_identity_step(identity) for identity in identities]
+    steps.append(_equality_step(problem, textbook, stable,
+                                "the stable form takes differences of nearby values only where "
+                                "they are exact"))
+    return textbook, stable, steps
+
+
+def _positive_root(g: sympy.Expr, theta: sympy.Symbol, domain: Domain) -> sympy.Expr:
+    """``sqrt(g)`` as a product of powers of factors that are positive on the domain (so that
+    SymPy integrates the real branch: ``1/(sqrt(p)*sqrt(1 - p))``, not ``sqrt(-1/(p*(p - 1)))``)."""
+    interval = _interval(domain)
+    interior = _interior_point(domain)
+    numerator, denominator = sympy.fraction(sympy.together(g))
+    result, sign = sympy.S.One, 1
+    for part, power in ((numerator, 1), (denominator, -1)):
+        try:
+            coefficient, factors = sympy.factor_list(part)
+        except sympy.PolynomialError:
+            return sympy.sqrt(g)
+        sign *= 1 if coefficient > 0 else -1
+        result *= sympy.sqrt(abs(coefficient)) ** power
+        for base, exponent in factors:
+            base_sign = _sign_on(base, theta, interval, interior)
+            if base_sign is None:
+                return sympy.sqrt(g)
+            sign *= base_sign ** exponent
+            result *= (base_sign * base) ** (sympy.Rational(exponent, 2) * power)
+    return result if sign > 0 else sympy.sqrt(g)
+
+
+def _sign_on(base, theta, interval, interior) -> int | None:
+    """+1 or -1 when ``base`` keeps that sign on the domain, else None."""
+    if base.has(theta):
+        try:
+            if sympy.solveset(base, theta, interval) != sympy.S.EmptySet:
+                return None
+        except NotImplementedError:
+            return None
+        value = base.subs(theta, interior)
+    else:
+        value = base
+    if value.is_positive:
+        return 1
+    if value.is_negative:
+        return -1
+    return None
+
+
+def _antiderivative(root, theta, domain, budget):
+    """``F`` with ``F' = sqrt(g)`` on the domain, and its steps."""
+    constant, varying = root.as_independent(theta, as_Add=False)
+    try:
+        result = run_with_budget(sympy.integrate, varying, theta, seconds=budget,
+                                 what=f"the antiderivative of {sympy.sstr(varying)}")
+    except DerivationError as error:
+        raise _Declined(f"no antiderivative of sqrt(g) = {sympy.sstr(root)}: {error}") from None
+    antiderivative = _branch_on(sympy.piecewise_fold(result), theta, _interval(domain))
+    antiderivative = None if antiderivative is None else constant * antiderivative
+    if antiderivative is None or antiderivative.has(sympy.Integral, sympy.I):
+        raise _Declined(f"SymPy found no real antiderivative of {sympy.sstr(root)} on "
+                        f"{domain.describe()}")
+    w, parametrized = _positive_parametrization(theta, domain)
+    derivative = (sympy.diff(antiderivative, theta) - root).subs(theta, parametrized)
+    if not _simplifies_to_zero(derivative):
+        raise _Declined(f"could not confirm that {sympy.sstr(antiderivative)} is an "
+                        f"antiderivative of {sympy.sstr(root)}")
+    step = ProofStep(
+        f"An antiderivative of sqrt(g) on {domain.describe()}.",
+        sympy.Integral(root, theta), antiderivative,
+        "SymPy integrate, with the branch valid on the domain; differentiating gives sqrt(g) "
+        f"back (SymPy simplify, {theta} = {sympy.sstr(parametrized)} with {w} > 0)",
+        "antiderivative")
+    return antiderivative, [ProofStep(
+        "One coordinate: the manifold is a curve, and the distance is the integral of the "
+        "line element along it.", sympy.Symbol("ds"), root * sympy.Symbol(f"d{theta}"),
+        f"ds = sqrt(g) |d{theta}| with sqrt(g) > 0 on {domain.describe()}", "distance"), step]
+
+
+def _branch_on(expr, theta, interval):
+    """The branch of a Piecewise valid on the whole interval (None when it is split)."""
+    if not isinstance(expr, sympy.Piecewise):
+        pieces = [(expr, sympy.true)]
+    else:
+        pieces = expr.args
+    for value, condition in pieces:
+        if condition == sympy.true:
+            return value
+        if condition.free_symbols - {theta}:
+            return None
+        region = condition.as_set()
+        if interval.is_subset(region):
+            return value
+        if interval.intersect(region) != sympy.S.EmptySet:
+            return None
+    return None
+
+
+# ----------------------------------------------------------------------------- stable forms
+
+
+def _stable_difference(antiderivative, theta, first, second, domain):
+    """``|F(θ₂) - F(θ₁)|`` without cancellation, and the identities used.
+
+    F is increasing (``F' = sqrt(g) > 0``), so the distance is ``F(hi) - F(lo)`` with
+    ``hi = max``, ``lo = min``; :func:`difference` writes it in ``hi``, ``lo`` and
+    ``delta = hi - lo`` (exact for nearby floating-point numbers). A symmetric result is written
+    in the two points directly, otherwise with Max and Min.
+    """
+    assumptions = domain.symbol_assumptions()
+    hi = sympy.Dummy("hi", **assumptions)
+    lo = sympy.Dummy("lo", **assumptions)
+    delta = sympy.Dummy("delta", positive=True)
+    used: list = []
+    monotone = _Monotonicity(domain, theta)
+    expr = difference(antiderivative, theta, hi, lo, delta, used, monotone)
+    swapped = expr.xreplace({hi: lo, lo: hi})
+    if swapped == expr:
+        stable = expr.xreplace({hi: first, lo: second, delta: sympy.Abs(first - second)})
+    else:
+        stable = expr.xreplace({hi: sympy.Max(first, second), lo: sympy.Min(first, second),
+                                delta: sympy.Abs(first - second)})
+    return stable, [IDENTITIES[name] for name in dict.fromkeys(used)]
+
+
+class _Monotonicity:
+    """Whether an expression of theta increases (+1) or decreases (-1) on the domain, read
+    from the sign of its derivative at an interior point (constants set to 2); the final
+    equality check at exact points catches a wrong answer."""
+
+    def __init__(self, domain: Domain, theta: sympy.Symbol):
+        self.theta = theta
+        self.interior = _interior_point(domain)
+
+    def __call__(self, expr: sympy.Expr) -> int:
+        slope = sympy.diff(expr, self.theta).subs(self.theta, self.interior)
+        slope = slope.subs({s: 2 for s in slope.free_symbols})
+        return 1 if sympy.N(slope) > 0 else -1
+
+
+def difference(expr, theta, hi, lo, delta, used, monotone) -> sympy.Expr:
+    """``expr(hi) - expr(lo)`` rewritten so that it evaluates without cancellation when
+    ``hi`` and ``lo`` are close: every difference of nearby values is reduced to ``delta``.
+
+    Rules (each named in ``used``, stated in :data:`IDENTITIES`): constants and sums pass
+    through; a rational function of ``theta`` by dividing out ``hi - lo``; ``√R`` (also a
+    product of square roots, R = expr²) by the conjugate; ``log B`` by ``log1p``; ``asin √B``
+    by an ``atan`` of cancellation-free sines and cosines; ``acosh``/``asinh`` by their
+    logarithms.
+    """
+    def at(e, value):
+        return e.subs(theta, value)
+
+    def recurse(e):
+        return difference(e, theta, hi, lo, delta, used, monotone)
+
+    if not expr.has(theta):
+        return sympy.S.Zero
+    if expr == theta:
+        return delta
+    if expr.is_Mul:
+        constant, rest = expr.as_independent(theta)
+        if constant != 1:
+            return constant * recurse(rest)
+    if expr.is_Add:
+        return sympy.Add(*(recurse(term) for term in sympy.Add.make_args(expr)))
+    if expr.is_rational_function(theta):
+        quotient = sympy.factor(sympy.cancel((at(expr, hi) - at(expr, lo)) / (hi - lo)))
+        return delta * quotient
+    square = sympy.factor(expr**2)
+    if expr.is_Pow and expr.exp == sympy.S.Half or square.is_rational_function(theta):
+        # expr = ±√R (R = expr², a rational function when expr is a product of square roots).
+        sign = 1 if expr.subs(theta, monotone.interior).is_positive is not False else -1
+        radicand = expr.base if expr.is_Pow and expr.exp == sympy.S.Half else square
+        used.append("sqrt")
+        return sign * recurse(radicand) / (sympy.sqrt(at(radicand, hi))
+                                           + sympy.sqrt(at(radicand, lo)))
+    if isinstance(expr, sympy.log):
+        base = expr.args[0]
+        used.append("log")
+        if monotone(base) > 0:
+            return log1p(recurse(base) / at(base, lo))
+        return -log1p(-recurse(base) / at(base, hi))
+    if isinstance(expr, sympy.asin) and sympy.factor(expr.args[0] ** 2).is_rational_function(theta):
+        base = sympy.factor(expr.args[0] ** 2)
+        high, low = at(base, hi), at(base, lo)
+        high_c, low_c = (sympy.factor(1 - high), sympy.factor(1 - low))
+        used.append("asin")
+        sine = sympy.sqrt(high * low_c) + sympy.sqrt(low * high_c)
+        cosine = sympy.sqrt(high * low) + sympy.sqrt(high_c * low_c)
+        return sympy.atan(recurse(base) / (sine * cosine))
+    if isinstance(expr, (sympy.acosh, sympy.asinh)):
+        u = expr.args[0]
+        sign = -1 if isinstance(expr, sympy.acosh) else 1
+        used.append(type(expr).__name__)
+        return recurse(sympy.log(u + sympy.sqrt(sympy.factor(u**2 + sign))))
+    raise _Declined(f"no cancellation-free rule for differences of {sympy.sstr(expr)}")
+
+
+_x = sympy.Symbol("x", positive=True)
+_y = sympy.Symbol("y", positive=True)
+
+
+@dataclass(frozen=True)
+class Identity:
+    """A rewriting rule as an identity in generic symbols, and how SymPy confirms it
+    (``proof()`` must simplify to 0)."""
+
+    lhs: sympy.Expr
+    rhs: sympy.Expr
+    statement: str
+    proof: Callable[[], sympy.Expr]
+
+
+def _sqrt(e):
+    return sympy.sqrt(e)
+
+
+#: The rules of :func:`difference`, in generic symbols x > y > 0 (x, y < 1 for asin).
+IDENTITIES = {
+    "sqrt": Identity(
+        _sqrt(_x) - _sqrt(_y), (_x - _y) / (_sqrt(_x) + _sqrt(_y)),
+        "√x − √y = (x − y)/(√x + √y)",
+        lambda: _sqrt(_x) - _sqrt(_y) - (_x - _y) / (_sqrt(_x) + _sqrt(_y))),
+    "log": Identity(
+        sympy.log(_x) - sympy.log(_y), log1p((_x - _y) / _y),
+        "log x − log y = log1p((x − y)/y): accurate for x/y near 1 (where log(x/y) is not) "
+        "and, with x > y, far from it",
+        lambda: sympy.expand_log(sympy.log(_x) - sympy.log(_y)
+                                 - sympy.expand_func(log1p((_x - _y) / _y)), force=True)),
+    "asin": Identity(
+        sympy.asin(_sqrt(_x)) - sympy.asin(_sqrt(_y)),
+        sympy.atan((_x - _y) / ((_sqrt(_x * (1 - _y)) + _sqrt(_y * (1 - _x)))
+                                * (_sqrt(_x * _y) + _sqrt((1 - _x) * (1 - _y))))),
+        "asin √x − asin √y = atan(sin φ / cos φ) for 0 < x, y < 1, where the difference φ lies "
+        "in (−π/2, π/2), sin φ = √x √(1−y) − √y √(1−x) = (x − y)/(√(x(1−y)) + √(y(1−x))) "
+        "(SymPy checks this sine) and cos φ = √(xy) + √((1−x)(1−y)) > 0: no cancellation "
+        "for nearby x, y, and atan stays accurate where asin of a value near 1 would not",
+        lambda: sympy.expand_trig(sympy.sin(sympy.asin(_sqrt(_x)) - sympy.asin(_sqrt(_y))))
+        - (_x - _y) / (_sqrt(_x * (1 - _y)) + _sqrt(_y * (1 - _x)))),
+    "acosh": Identity(
+        sympy.acosh(_x + 1), sympy.log(_x + 1 + _sqrt(_x * (_x + 2))),
+        "acosh u = log(u + √(u² − 1)) for u ≥ 1",
+        lambda: sympy.exp(sympy.acosh(_x + 1).rewrite(sympy.log))
+        - (_x + 1 + _sqrt(_x * (_x + 2)))),
+    "asinh": Identity(
+        sympy.asinh(_x), sympy.log(_x + _sqrt(_x**2 + 1)), "asinh u = log(u + √(u² + 1))",
+        lambda: sympy.exp(sympy.asinh(_x).rewrite(sympy.log)) - (_x + _sqrt(_x**2 + 1))),
+}
+
+
+# ----------------------------------------------------------------------------- proofs
+
+
+def _identity_step(identity: Identity) -> ProofStep:
+    """A rewriting identity, checked by SymPy simplify."""
+    if not _simplifies_to_zero(identity.proof()):
+        raise DerivationError(f"SymPy could not confirm the identity {identity.statement}")
+    return ProofStep("A cancellation-free identity.", identity.lhs, identity.rhs,
+                     f"{identity.statement} (checked by SymPy simplify)", "identity")
+
+
+def _equality_step(problem: _Problem, textbook, stable, why: str) -> ProofStep:
+    """stable == textbook: by simplify of the difference, else at exact rational points."""
+    difference_ = stable - textbook
+    if _simplifies_to_zero(difference_, seconds=min(SIMPLIFY_BUDGET, problem.budget)):
+        how = "SymPy simplify of the difference is 0"
+    else:
+        pairs = _rational_pairs(problem)
+        worst = 0
+        for values in pairs:
+            # Twice the digits: the textbook form cancels at the nearby pair, even here.
+            exact_t = sympy.N(textbook.subs(values), 2 * IDENTITY_DIGITS)
+            exact_s = sympy.N(stable.subs(values), 2 * IDENTITY_DIGITS)
+            if exact_t == 0 or abs(exact_s - exact_t) > abs(exact_t) * sympy.Float(
+                    10) ** -IDENTITY_DIGITS:
+                raise DerivationError(
+                    f"the stable form {sympy.sstr(stable)} differs from the textbook form "
+                    f"{sympy.sstr(textbook)} at {values}: {exact_s} vs {exact_t}")
+            worst += 1
+        how = (f"the two agree to {IDENTITY_DIGITS} digits at {worst} exact rational pairs of "
+               "points (both orders, nearby and far apart), evaluated by SymPy; the form "
+               "follows from the identities above")
+    return ProofStep(f"The stable form equals the textbook form ({why}).", textbook, stable,
+                     how, "stable form")
+
+
+def _simplifies_to_zero(expr, seconds: float = SIMPLIFY_BUDGET) -> bool:
+    try:
+        return run_with_budget(_is_zero, expr, seconds=seconds, what="simplify") is True
+    except DerivationError:
+        return False
+
+
+def _is_zero(expr) -> bool:
+    return sympy.simplify(expr) == 0
+
+
+def _rational_pairs(problem: _Problem) -> list[dict]:
+    """Pairs of exact points for the equality check: ordinary, nearby (relative 1e-8) and far
+    apart, each in both orders; constants take a typical rational value."""
+    spec = problem.spec
+    constants = {p.symbol: _rational_values(p.domain)[1] for p in spec.constants}
+    columns = [_rational_values(problem.domain(i)) for i in range(len(problem.coordinates))]
+    pairs = []
+    for left, right in ((0, 1), (1, 3), (2, 0)):
+        one = [column[left] for column in columns]
+        two = [column[right] for column in columns]
+        pairs.append((one, two))
+    base = [column[1] for column in columns]
+    pairs.append((base, [v * (1 + sympy.Rational(1, 10**8)) if v != 0 else sympy.Rational(1, 10**8)
+                         for v in base]))
+    result = []
+    for one, two in pairs:
+        for a, b in ((one, two), (two, one)):
+            values = dict(constants)
+            values.update(zip(problem.first, a))
+            values.update(zip(problem.second, b))
+            result.append(values)
+    return result
+
+
+def _rational_values(domain: Domain) -> list[sympy.Rational]:
+    """Four exact values in the domain, from near the lower end to far out."""
+    lower, upper = domain.lower, domain.upper
+    if domain.integer:
+        start = int(sympy.ceiling(lower)) if lower.is_finite else 0
+        start += 1 if lower.is_finite and lower == start and domain.lower_open else 0
+        return [sympy.Integer(start + k) for k in (0, 2, 5, 9)]
+    if lower.is_finite and upper.is_finite:
+        return [lower + (upper - lower) * sympy.Rational(k, 1000) for k in (3, 317, 999, 501)]
+    if lower.is_finite:
+        return [lower + r for r in (sympy.Rational(1, 50), sympy.Rational(7, 3), 51, 5)]
+    if upper.is_finite:
+        return [upper - r for r in (sympy.Rational(1, 50), sympy.Rational(7, 3), 51, 5)]
+    return [sympy.Rational(-3, 2), sympy.Rational(1, 3), 20, sympy.Rational(-7, 4)]
+
+
+# ----------------------------------------------------------------------------- domains
+
+
+def _interval(domain: Domain) -> sympy.Interval:
+    return sympy.Interval(domain.lower, domain.upper, domain.lower_open, domain.upper_open)
+
+
+def _interior_point(domain: Domain) -> sympy.Expr:
+    lower, upper = domain.lower, domain.upper
+    if lower.is_finite and upper.is_finite:
+        return (lower + upper) / 2
+    if lower.is_finite:
+        return lower + 1
+    if upper.is_finite:
+        return upper - 1
+    return sympy.S.Zero
+
+
+def _positive_parametrization(theta: sympy.Symbol, domain: Domain):
+    """``(w, θ(w))`` with ``w > 0`` covering the domain, so that SymPy knows the signs of
+    ``θ - lower`` and ``upper - θ`` (it has no assumption for "θ < 1")."""
+    w = sympy.Dummy("w", positive=True)
+    lower, upper = domain.lower, domain.upper
+    if lower.is_finite and upper.is_finite:
+        return w, (lower + upper * w) / (1 + w)
+    if lower.is_finite:
+        return w, lower + w
+    if upper.is_finite:
+        return w, upper - w
+    return w, theta
