@@ -1,0 +1,772 @@
+"""Privacy accounting at run time: composition, conversion to (ε, δ)-DP and calibration.
+
+Where it sits: after the pipeline. ``raosym generate`` emits, for every noise mechanism, the
+per-release accounting functions derived and verified from its density
+(``generated/python/NAME.py``: ``rdp_epsilon(alpha, ...)``, ``kl_divergence(...)``,
+``rao_dp_theta(...)``, ``rao_dp_scale(sensitivity, theta, ...)``). This module is the numeric
+layer on top of them; nothing here is derived or generated:
+
+- RDP curves (:class:`RdpCurve`, callables α ↦ ε vectorized over α, or plain arrays over a set of
+  orders) compose by addition (Mironov 2017, Proposition 1);
+- conversion to (ε, δ)-DP minimizes over *continuous* α, with Mironov's Proposition 3
+  ``ε + log(1/δ)/(α-1)`` or the improved bound of Balle et al. 2020, Theorem 21
+  ``ε + log((α-1)/α) - (log δ + log α)/(α-1)``;
+- Rao-DP budgets compose as ``sqrt(θ1² + θ2² + ...)`` (Soto 2025);
+- calibration finds the noise parameter that meets a target budget under each definition
+  (Rao-DP, (ε, δ) through RDP, KL).
+
+The generated modules are imported by file path (:func:`load_mechanism`), so the accounting
+works on whatever ``raosym generate`` wrote, and tests can hand it independent curves.
+The CLI commands ``raosym account`` and ``raosym calibrate`` are registered by
+:func:`add_commands`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import inspect
+import json
+import math
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+from scipy import optimize
+
+from raosym.errors import RaosymError
+
+#: The conversions from RDP to (ε, δ)-DP, by CLI name, with their references.
+CONVERSIONS = {
+    "mironov": "Mironov 2017, Proposition 3",
+    "balle": "Balle et al. 2020, Theorem 21",
+}
+
+#: Where the α search runs, as u = log(α - 1): α - 1 from 8.3e-7 to 8.9e6 in steps of e^0.25.
+#: The grid finds the basin of the minimum; Brent's method then refines inside it.
+_LOG_ALPHA_GRID = np.arange(-14.0, 16.0 + 1e-9, 0.25)
+
+
+class AccountingError(RaosymError):
+    """Bad input to the accounting layer: an unknown mechanism or parameter, a value out of its
+    domain, a target no parameter value meets (exit status 2)."""
+
+    exit_status = 2
+
+
+class AccountingFailure(RaosymError):
+    """A numeric step of the accounting did not converge (exit status 1)."""
+
+    exit_status = 1
+
+
+# ---------------------------------------------------------------------------------------------
+# RDP curves and their composition
+
+
+@dataclass(frozen=True)
+class RdpCurve:
+    """An RDP curve α ↦ ε(α) for α > 1, evaluated on arrays of orders in one call.
+
+    ``function`` must accept a numpy array of orders and return an array of the same shape
+    (the generated ``rdp_epsilon`` with its parameters bound does). Curves add under
+    composition: ``a + b`` is the curve of releasing both, ``a.repeated(n)`` of n releases.
+    """
+
+    function: Callable[[np.ndarray], np.ndarray]
+    label: str = "curve"
+
+    def __call__(self, alpha) -> np.ndarray:
+        return np.asarray(self.function(np.asarray(alpha, dtype=float)), dtype=float)
+
+    def __add__(self, other: "RdpCurve") -> "RdpCurve":
+        return compose(self, other)
+
+    def repeated(self, count: int) -> "RdpCurve":
+        """The curve of ``count`` independent releases (curves add, so it is count·ε(α))."""
+        count = _positive_count(count)
+        return RdpCurve(lambda alpha: count * self(alpha), f"{count} × {self.label}")
+
+
+def compose(*curves: RdpCurve) -> RdpCurve:
+    """The RDP curve of the joint release of independent mechanisms: the sum of their curves."""
+    if not curves:
+        raise AccountingError("compose needs at least one curve")
+    parts = tuple(curves)
+
+    def composed(alpha):
+        return sum(curve(alpha) for curve in parts)
+
+    return RdpCurve(composed, " + ".join(curve.label for curve in parts))
+
+
+def compose_orders(*values) -> np.ndarray:
+    """Composition for curves given as arrays over one common set of orders: their sum."""
+    arrays = [np.asarray(v, dtype=float) for v in values]
+    if not arrays or any(a.shape != arrays[0].shape for a in arrays):
+        raise AccountingError("compose_orders needs arrays of one shape (one set of orders)")
+    return np.sum(arrays, axis=0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Conversion to (ε, δ)-DP
+
+
+def conversion_epsilon(rdp, alpha, delta: float, conversion: str = "balle") -> np.ndarray:
+    """The ε of (ε, δ)-DP implied by (α, rdp)-RDP, elementwise, for α > 1 and 0 < δ < 1.
+
+    ``mironov``: ε = rdp + log(1/δ)/(α-1) (Mironov 2017, Proposition 3).
+    ``balle``: ε = rdp + log((α-1)/α) - (log δ + log α)/(α-1) (Balle, Barthe, Gaboardi, Hsu
+    and Sato, "Hypothesis testing interpretations and Rényi differential privacy", AISTATS
+    2020, Theorem 21; also Canonne, Kamath and Steinke 2020, Proposition 12).
+    """
+    alpha = np.asarray(alpha, dtype=float)
+    if np.any(~(alpha > 1.0)):
+        raise AccountingError("RDP orders must be greater than 1")
+    return _bound(np.asarray(rdp, dtype=float), alpha - 1.0, _check_delta(delta), conversion)
+
+
+def _bound(rdp, alpha_minus_one, delta: float, conversion: str):
+    """The conversion written with α - 1 as the variable, so no digit of α - 1 is lost near 1."""
+    log_delta = math.log(delta)
+    if conversion == "mironov":
+        return rdp - log_delta / alpha_minus_one
+    if conversion == "balle":
+        log_alpha = np.log1p(alpha_minus_one)
+        # log((α-1)/α) = log(α-1) - log1p(α-1): no cancellation when α is near 1 or large.
+        return (rdp + np.log(alpha_minus_one) - log_alpha
+                - (log_delta + log_alpha) / alpha_minus_one)
+    raise AccountingError(
+        f"unknown conversion {conversion!r}; expected one of {', '.join(CONVERSIONS)}")
+
+
+@dataclass(frozen=True)
+class DpGuarantee:
+    """(ε, δ)-DP obtained from an RDP curve at the order α that minimizes the bound.
+
+    ``rdp_epsilon`` is the curve at that α. ``at_boundary`` is true when the minimum lies at
+    an end of the searched orders (a curve that flattens, as pure-DP mechanisms' do, has its
+    infimum at α → ∞; ε is then the bound at the largest order searched, a valid guarantee).
+    """
+
+    epsilon: float
+    delta: float
+    alpha: float
+    rdp_epsilon: float
+    conversion: str
+    at_boundary: bool = False
+
+    @property
+    def reference(self) -> str:
+        return CONVERSIONS[self.conversion]
+
+
+def dp_epsilon(curve: RdpCurve | Callable, delta: float, conversion: str = "balle") -> DpGuarantee:
+    """Convert an RDP curve to (ε, δ)-DP, minimizing the conversion over continuous α > 1.
+
+    The minimizer is Brent's bounded method (``scipy.optimize.minimize_scalar``, method
+    ``bounded``) in u = log(α - 1), on the bracket around the least value of a log-spaced grid.
+    Why: a curve is a black box (generated numpy code, or a sum of such) with no derivative,
+    so a root-finder on dε/dα would need finite differences that lose half the digits; Brent's
+    method needs values only, converges superlinearly on the smooth objective and never leaves
+    the bracket (never evaluates α ≤ 1). The objective is flat at its minimum, so ε comes out
+    to full precision even though α is only determined to about sqrt(machine ε). The grid scan
+    first makes sure Brent starts in the basin of the global minimum on the grid.
+    """
+    delta = _check_delta(delta)
+    if conversion not in CONVERSIONS:
+        raise AccountingError(
+            f"unknown conversion {conversion!r}; expected one of {', '.join(CONVERSIONS)}")
+    if not isinstance(curve, RdpCurve):
+        curve = RdpCurve(curve)
+
+    def objective(u):
+        alpha_minus_one = np.exp(u)
+        with np.errstate(over="ignore", invalid="ignore"):
+            values = _bound(curve(1.0 + alpha_minus_one), alpha_minus_one, delta, conversion)
+        return np.where(np.isfinite(values), values, np.inf)
+
+    grid = objective(_LOG_ALPHA_GRID)
+    if not np.isfinite(grid).any():
+        raise AccountingFailure(f"the RDP curve {curve.label} is not finite at any order searched")
+    best = int(np.argmin(grid))
+    u_best, value = float(_LOG_ALPHA_GRID[best]), float(grid[best])
+    at_boundary = best in (0, len(_LOG_ALPHA_GRID) - 1)
+    if not at_boundary:
+        result = optimize.minimize_scalar(
+            lambda u: float(objective(np.array([u]))[0]),
+            bounds=(float(_LOG_ALPHA_GRID[best - 1]), float(_LOG_ALPHA_GRID[best + 1])),
+            method="bounded", options={"xatol": 1e-12, "maxiter": 500})
+        if not result.success:
+            raise AccountingFailure(f"minimizing over α did not converge: {result.message}")
+        if result.fun <= value:
+            u_best, value = float(result.x), float(result.fun)
+    alpha = 1.0 + math.exp(u_best)
+    return DpGuarantee(epsilon=max(value, 0.0), delta=delta, alpha=alpha,
+                       rdp_epsilon=float(curve(np.array([alpha]))[0]),
+                       conversion=conversion, at_boundary=at_boundary)
+
+
+def dp_epsilon_at_orders(orders, rdp, delta: float, conversion: str = "balle") -> DpGuarantee:
+    """Conversion for a curve known only at given orders: the least bound over those orders.
+
+    Each order gives a valid guarantee, so the least is one too; it is never below the
+    continuous minimum of :func:`dp_epsilon` for the same curve.
+    """
+    orders = np.asarray(orders, dtype=float)
+    rdp = np.asarray(rdp, dtype=float)
+    if orders.shape != rdp.shape or orders.ndim != 1 or orders.size == 0:
+        raise AccountingError("orders and rdp must be 1-D arrays of one length")
+    values = conversion_epsilon(rdp, orders, delta, conversion)
+    values = np.where(np.isfinite(values), values, np.inf)
+    best = int(np.argmin(values))
+    return DpGuarantee(epsilon=max(float(values[best]), 0.0), delta=float(delta),
+                       alpha=float(orders[best]), rdp_epsilon=float(rdp[best]),
+                       conversion=conversion, at_boundary=best in (0, orders.size - 1))
+
+
+def _check_delta(delta) -> float:
+    delta = float(delta)
+    if not 0.0 < delta < 1.0:
+        raise AccountingError(f"delta must lie in (0, 1); got {delta!r}")
+    return delta
+
+
+def _positive_count(count) -> int:
+    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 1:
+        raise AccountingError(f"a number of releases must be a positive integer; got {count!r}")
+    return int(count)
+
+
+# ---------------------------------------------------------------------------------------------
+# Rao-DP composition
+
+
+def compose_rao(*thetas: float) -> float:
+    """The Rao-DP budget of independent releases: sqrt(θ1² + θ2² + ...) (Soto 2025).
+
+    The product family's Fisher metric is the sum of the factors' metrics, and adjacent
+    datasets move each factor independently, so the distances add in quadrature.
+    ``math.hypot`` neither overflows nor underflows on the squares.
+    """
+    values = [float(theta) for theta in thetas]
+    if any(not (theta >= 0.0) for theta in values):
+        raise AccountingError(f"Rao-DP budgets must be non-negative numbers; got {thetas!r}")
+    return math.hypot(*values)
+
+
+def repeated_rao(theta: float, count: int) -> float:
+    """The Rao-DP budget of ``count`` releases of one θ-Rao-DP mechanism: θ·sqrt(count)."""
+    return compose_rao(theta) * math.sqrt(_positive_count(count))
+
+
+# ---------------------------------------------------------------------------------------------
+# Mechanisms: the generated accounting functions behind one adapter
+
+#: The accounting functions a generated mechanism module may define.
+ACCOUNTING_FUNCTIONS = ("rdp_epsilon", "kl_divergence", "rao_dp_theta", "rao_dp_scale")
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A noise mechanism's per-release accounting functions, called by parameter name.
+
+    ``parameters`` are the arguments of ``rdp_epsilon`` after α (e.g. ``sensitivity, sigma``),
+    the mechanism's own names; ``domains`` maps a parameter to its open interval (lower,
+    upper), used to search for a calibration. Missing functions are None.
+    """
+
+    name: str
+    parameters: tuple[str, ...]
+    rdp_epsilon: Callable
+    kl_divergence: Callable | None = None
+    rao_dp_theta: Callable | None = None
+    rao_dp_scale: Callable | None = None
+    domains: dict = field(default_factory=dict)
+    source: str = ""
+
+    def check(self, values: dict) -> dict:
+        """The parameter values as floats, every parameter present and no unknown one."""
+        unknown = sorted(set(values) - set(self.parameters))
+        if unknown:
+            raise AccountingError(
+                f"mechanism {self.name} has no parameter {', '.join(map(repr, unknown))}; "
+                f"its parameters are {', '.join(self.parameters)}")
+        missing = [name for name in self.parameters if name not in values]
+        if missing:
+            raise AccountingError(
+                f"mechanism {self.name} needs a value for {', '.join(missing)} "
+                f"(parameters: {', '.join(self.parameters)})")
+        return {name: float(values[name]) for name in self.parameters}
+
+    def curve(self, **values) -> RdpCurve:
+        """The RDP curve of one release with these parameter values."""
+        values = self.check(values)
+        label = f"{self.name}({_describe(values)})"
+        return RdpCurve(lambda alpha: _call(self, self.rdp_epsilon, alpha, **values), label)
+
+    def theta(self, **values) -> float:
+        """The Rao-DP budget θ of one release (distance between adjacent outputs)."""
+        return float(_call(self, self._need("rao_dp_theta"), **self.check(values)))
+
+    def kl(self, **values) -> float:
+        """The KL divergence between adjacent outputs of one release."""
+        return float(_call(self, self._need("kl_divergence"), **self.check(values)))
+
+    def _need(self, function: str) -> Callable:
+        found = getattr(self, function)
+        if found is None:
+            raise AccountingError(f"mechanism {self.name} ({self.source}) has no {function}")
+        return found
+
+
+def _call(mechanism: Mechanism, function: Callable, *args, **values):
+    """Call a generated function with the parameters its signature names (by keyword)."""
+    wanted = inspect.signature(function).parameters
+    try:
+        return function(*args, **{k: v for k, v in values.items() if k in wanted})
+    except ValueError as error:  # the generated modules check their domains
+        raise AccountingError(f"mechanism {mechanism.name}: {error}") from None
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def generated_folder() -> Path:
+    """Where generated modules are looked up: $RAOSYM_GENERATED, else ./generated."""
+    return Path(os.environ.get("RAOSYM_GENERATED", "generated"))
+
+
+def available_mechanisms(generated: str | os.PathLike | None = None) -> list[str]:
+    """Names of the generated modules that define ``rdp_epsilon`` (found by reading the text)."""
+    folder = Path(generated or generated_folder()) / "python"
+    if not folder.is_dir():
+        return []
+    return sorted(path.stem for path in folder.glob("*.py")
+                  if re.search(r"^def rdp_epsilon\(", path.read_text(encoding="utf-8"), re.M))
+
+
+def load_mechanism(name: str, generated: str | os.PathLike | None = None,
+                   derivations: str | os.PathLike | None = None) -> Mechanism:
+    """The mechanism ``name`` from ``GENERATED/python/NAME.py`` (imported by file path).
+
+    Parameter domains come from the derivation file ``NAME.toml`` (through the spec stage)
+    when it exists; a parameter not declared there (``sensitivity``) is positive.
+    """
+    if not _NAME.match(name):
+        raise AccountingError(f"mechanism names are identifiers such as gaussian_location; "
+                              f"got {name!r}")
+    folder = Path(generated or generated_folder())
+    path = folder / "python" / f"{name}.py"
+    if not path.is_file():
+        raise AccountingError(_unknown_mechanism(name, path, folder))
+    module = _import_by_path(name, path)
+    if not callable(getattr(module, "rdp_epsilon", None)):
+        raise AccountingError(
+            f"{path} has no rdp_epsilon: {name} is not a mechanism (no [mechanism] table in its "
+            f"derivation file, or generated/ predates it: run `raosym generate`). "
+            + _known(folder))
+    rdp = module.rdp_epsilon
+    parameters = tuple(list(inspect.signature(rdp).parameters)[1:])
+    functions = {f: getattr(module, f, None) for f in ACCOUNTING_FUNCTIONS[1:]}
+    return Mechanism(name=name, parameters=parameters, rdp_epsilon=rdp, **functions,
+                     domains=_domains(name, parameters, derivations), source=str(path))
+
+
+def _unknown_mechanism(name: str, path: Path, folder: Path) -> str:
+    return f"unknown mechanism {name!r}: no generated module {path}. " + _known(folder)
+
+
+def _known(folder: Path) -> str:
+    known = available_mechanisms(folder)
+    return (f"Mechanisms in {folder}: {', '.join(known)}" if known
+            else f"No generated module in {folder} defines rdp_epsilon yet.")
+
+
+def _import_by_path(name: str, path: Path):
+    spec = importlib.util.spec_from_file_location(f"raosym_generated_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _domains(name: str, parameters, derivations) -> dict:
+    """Open intervals of the parameters, from the derivation file where it declares them."""
+    domains = {p: (0.0, math.inf) for p in parameters}
+    folder = Path(derivations) if derivations else None
+    if folder is None:
+        from raosym.pipeline import derivations_folder
+
+        folder = derivations_folder()
+    path = folder / f"{name}.toml"
+    if path.is_file():
+        from raosym.spec import load_spec
+
+        for parameter in load_spec(path).parameters:
+            if parameter.name in domains:
+                domains[parameter.name] = (float(parameter.domain.lower),
+                                           float(parameter.domain.upper))
+    return domains
+
+
+def _describe(values: dict) -> str:
+    return ", ".join(f"{k}={v:g}" for k, v in values.items())
+
+
+# ---------------------------------------------------------------------------------------------
+# Calibration
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The value of ``parameter`` that meets a target budget, and how it was found."""
+
+    definition: str  # "rao-dp", "dp", "kl"
+    parameter: str
+    value: float
+    target: dict
+    method: str
+
+
+def solve_parameter(budget: Callable[[float], float], target: float,
+                    domain: tuple[float, float], name: str = "the parameter") -> float:
+    """The largest value x in the open ``domain`` with budget(x) = target.
+
+    The budget need only be continuous. A grid in a coordinate u that maps the real line onto
+    the domain (log for (0, ∞), logistic for a bounded interval) brackets the crossings;
+    Brent's root-finder (``scipy.optimize.brentq``) refines the one with the largest x. For a
+    noise scale there is one crossing; randomized response's budget is symmetric about
+    p = 1/2 and the largest crossing is the one with p > 1/2 (truth more likely than not).
+    Values where the budget cannot be evaluated are skipped.
+    """
+    to_x = _domain_map(*domain)
+    grid = np.arange(-30.0, 30.0 + 1e-9, 0.5)
+    gaps = np.array([_safe(budget, to_x(u)) - target for u in grid])
+    for i in range(len(grid) - 2, -1, -1):
+        a, b = gaps[i], gaps[i + 1]
+        if np.isfinite(a) and np.isfinite(b) and (a == 0.0 or a * b < 0.0):
+            if a == 0.0:
+                return to_x(grid[i])
+            u = optimize.brentq(lambda u: _safe(budget, to_x(u)) - target, grid[i], grid[i + 1],
+                                xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
+            return to_x(u)
+    finite = gaps[np.isfinite(gaps)] + target
+    reach = (f"over {name} in ({domain[0]:g}, {domain[1]:g}) it ranges in "
+             f"[{finite.min():.6g}, {finite.max():.6g}]" if finite.size else "it is never finite")
+    raise AccountingError(f"no value of {name} meets the target {target:g}: {reach}")
+
+
+def _safe(budget, x) -> float:
+    try:
+        value = float(budget(x))
+    except (AccountingError, ValueError, ArithmeticError):
+        return math.nan
+    return value if not math.isnan(value) else math.nan
+
+
+def _domain_map(lower: float, upper: float) -> Callable[[float], float]:
+    """A map from the real line onto the open interval (lower, upper)."""
+    if math.isinf(lower) and math.isinf(upper):
+        return lambda u: math.sinh(u)
+    if math.isinf(upper):
+        return lambda u: lower + math.exp(u)
+    if math.isinf(lower):
+        return lambda u: upper - math.exp(-u)
+    width = upper - lower
+    # Measured from the nearer end, so values next to either bound keep their digits.
+    return lambda u: (lower + width / (1.0 + math.exp(-u)) if u <= 0
+                      else upper - width / (1.0 + math.exp(u)))
+
+
+def _solved_parameter(mechanism: Mechanism, values: dict, solve: str | None) -> str:
+    free = [p for p in mechanism.parameters if p not in values]
+    if solve is not None:
+        if solve not in mechanism.parameters:
+            raise AccountingError(f"mechanism {mechanism.name} has no parameter {solve!r}; "
+                                  f"its parameters are {', '.join(mechanism.parameters)}")
+        if solve in values:
+            raise AccountingError(f"{solve} is both given a value and asked for (--solve)")
+        free.remove(solve)
+        if free:
+            raise AccountingError(f"mechanism {mechanism.name} needs a value for "
+                                  f"{', '.join(free)}")
+        return solve
+    if not free:
+        raise AccountingError(
+            f"every parameter of {mechanism.name} has a value ({_describe(values)}): leave "
+            "out the one to calibrate")
+    if len(free) != 1:
+        raise AccountingError(
+            f"give a value to every parameter of {mechanism.name} but the one to calibrate "
+            f"(missing: {', '.join(free) or 'none'}; parameters: "
+            f"{', '.join(mechanism.parameters)}); or name it with --solve")
+    return free[0]
+
+
+def calibrate_rao(mechanism: Mechanism, theta: float, values: dict, *, repeat: int = 1,
+                  solve: str | None = None) -> Calibration:
+    """The parameter value at which ``repeat`` releases are θ-Rao-DP in total.
+
+    Composition gives the per-release budget θ/sqrt(repeat). For an additive mechanism the
+    calibration is the derived closed form ``rao_dp_scale(sensitivity, θ) = Δ·k/θ``; otherwise
+    ``rao_dp_theta`` is solved for the parameter.
+    """
+    theta = float(theta)
+    if not theta > 0.0:
+        raise AccountingError(f"the Rao-DP target must be positive; got {theta!r}")
+    name = _solved_parameter(mechanism, values, solve)
+    per_release = theta / math.sqrt(_positive_count(repeat))
+    target = {"theta": theta, "repeat": repeat, "theta_per_release": per_release}
+    scale = mechanism.rao_dp_scale
+    if scale is not None and _is_scale_of(scale, name):
+        given = {k: float(v) for k, v in values.items()}
+        value = float(_call(mechanism, scale, theta=per_release, **given))
+        return Calibration("rao-dp", name, value, target,
+                           "closed form rao_dp_scale (scale = sensitivity·k/θ, k derived)")
+    value = solve_parameter(lambda x: mechanism.theta(**values, **{name: x}), per_release,
+                            mechanism.domains.get(name, (0.0, math.inf)), name)
+    return Calibration("rao-dp", name, value, target, "root of rao_dp_theta (Brent)")
+
+
+def _is_scale_of(rao_dp_scale: Callable, name: str) -> bool:
+    """rao_dp_scale returns the parameter that is not among its own arguments."""
+    return name not in inspect.signature(rao_dp_scale).parameters
+
+
+def calibrate_dp(mechanism: Mechanism, epsilon: float, delta: float, values: dict, *,
+                 repeat: int = 1, conversion: str = "balle",
+                 solve: str | None = None) -> Calibration:
+    """The parameter value at which ``repeat`` releases are (ε, δ)-DP through RDP.
+
+    The (ε, δ) of a candidate is :func:`dp_epsilon` of the composed curve; Brent's
+    root-finder solves it for the target ε.
+    """
+    epsilon = float(epsilon)
+    if not epsilon > 0.0:
+        raise AccountingError(f"the ε target must be positive; got {epsilon!r}")
+    delta = _check_delta(delta)
+    name = _solved_parameter(mechanism, values, solve)
+    count = _positive_count(repeat)
+
+    def budget(x):
+        return dp_epsilon(mechanism.curve(**values, **{name: x}).repeated(count), delta,
+                          conversion).epsilon
+
+    value = solve_parameter(budget, epsilon, mechanism.domains.get(name, (0.0, math.inf)), name)
+    return Calibration("dp", name, value,
+                       {"epsilon": epsilon, "delta": delta, "repeat": count,
+                        "conversion": conversion},
+                       f"root (Brent) of ε over the RDP curve ({CONVERSIONS[conversion]})")
+
+
+def calibrate_kl(mechanism: Mechanism, kl: float, values: dict, *, repeat: int = 1,
+                 solve: str | None = None) -> Calibration:
+    """The parameter value at which ``repeat`` releases have KL divergence ``kl`` in total
+    (KL adds over independent releases)."""
+    kl = float(kl)
+    if not kl > 0.0:
+        raise AccountingError(f"the KL target must be positive; got {kl!r}")
+    name = _solved_parameter(mechanism, values, solve)
+    count = _positive_count(repeat)
+    value = solve_parameter(lambda x: mechanism.kl(**values, **{name: x}), kl / count,
+                            mechanism.domains.get(name, (0.0, math.inf)), name)
+    return Calibration("kl", name, value, {"kl": kl, "repeat": count},
+                       "root of kl_divergence (Brent)")
+
+
+# ---------------------------------------------------------------------------------------------
+# Accounting of repeated releases (what `raosym account` prints)
+
+
+def account(mechanism: Mechanism, values: dict, *, repeat: int = 1,
+            delta: float = 1e-6) -> dict:
+    """Rao-DP, KL and (ε, δ)-DP under both conversions for ``repeat`` releases."""
+    count = _positive_count(repeat)
+    values = mechanism.check(values)
+    curve = mechanism.curve(**values).repeated(count)
+    summary: dict = {"mechanism": mechanism.name, "module": mechanism.source,
+                     "parameters": values, "repeat": count}
+    if mechanism.rao_dp_theta is not None:
+        theta = mechanism.theta(**values)
+        summary["rao_dp"] = {"theta_per_release": theta, "theta": repeated_rao(theta, count)}
+    if mechanism.kl_divergence is not None:
+        kl = mechanism.kl(**values)
+        summary["kl"] = {"per_release": kl, "total": count * kl}
+    summary["dp"] = {}
+    for conversion in CONVERSIONS:
+        guarantee = dp_epsilon(curve, delta, conversion)
+        summary["dp"][conversion] = {
+            "epsilon": guarantee.epsilon, "delta": guarantee.delta, "alpha": guarantee.alpha,
+            "rdp_epsilon": guarantee.rdp_epsilon, "at_boundary": guarantee.at_boundary,
+            "reference": guarantee.reference}
+    return summary
+
+
+# ---------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_commands(subparsers) -> None:
+    """Register ``account`` and ``calibrate`` on the ``raosym`` command's subparsers."""
+    account_parser = subparsers.add_parser(
+        "account", help="Rao-DP, KL and (ε, δ)-DP of repeated releases of a mechanism",
+        description="Compose repeated releases of a mechanism and report its Rao-DP budget "
+                    "and its (ε, δ)-DP through Rényi DP, minimized over continuous α under "
+                    "Mironov's Proposition 3 and Balle et al.'s Theorem 21.")
+    _add_mechanism_arguments(account_parser)
+    account_parser.add_argument("--delta", type=float, default=1e-6,
+                                help="δ of the (ε, δ)-DP guarantee (default 1e-6)")
+    account_parser.set_defaults(run=_account_command)
+
+    calibrate_parser = subparsers.add_parser(
+        "calibrate", help="find the noise parameter that meets a target privacy budget",
+        description="Find the value of one mechanism parameter (the noise scale, or p for "
+                    "randomized response) at which the releases meet a target: Rao-DP "
+                    "(--theta), (ε, δ)-DP through RDP (--epsilon and --delta) or KL (--kl).")
+    _add_mechanism_arguments(calibrate_parser)
+    target = calibrate_parser.add_argument_group("target (one of)")
+    target.add_argument("--theta", type=float, help="total Rao-DP budget θ")
+    target.add_argument("--epsilon", type=float, help="ε of (ε, δ)-DP (with --delta)")
+    target.add_argument("--delta", type=float, help="δ of (ε, δ)-DP (with --epsilon)")
+    target.add_argument("--kl", type=float, help="total KL divergence")
+    calibrate_parser.add_argument("--conversion", choices=sorted(CONVERSIONS), default="balle",
+                                  help="RDP to (ε, δ) conversion for --epsilon (default balle)")
+    calibrate_parser.add_argument("--solve", metavar="NAME",
+                                  help="the parameter to calibrate (default: the one not given)")
+    calibrate_parser.set_defaults(run=_calibrate_command)
+
+
+def _add_mechanism_arguments(parser) -> None:
+    parser.add_argument("--mechanism", required=True, metavar="NAME",
+                        help="a generated mechanism, e.g. gaussian_location, laplace_location, "
+                             "bernoulli (randomized response)")
+    parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
+                        help="a mechanism parameter by its name in the derivation file "
+                             "(repeatable)")
+    for name, text in (("sigma", "Gaussian noise std"), ("b", "Laplace noise scale"),
+                       ("p", "randomized response: probability of the truth"),
+                       ("sensitivity", "query sensitivity Δ (default 1 where the mechanism "
+                                       "has one)")):
+        parser.add_argument(f"--{name}", type=float, default=None, help=f"{text} (= --param "
+                                                                          f"{name}=VALUE)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="number of independent releases composed (default 1)")
+    parser.add_argument("--generated", default=None, metavar="DIR",
+                        help="the generated folder holding python/NAME.py (default: generated)")
+    parser.add_argument("--json", action="store_true", help="one JSON object")
+
+
+def _parameter_values(arguments) -> dict:
+    values: dict[str, float] = {}
+    for item in arguments.param:
+        name, equals, text = item.partition("=")
+        name = name.strip()
+        if not equals or not _NAME.match(name):
+            raise AccountingError(f"--param expects NAME=VALUE (e.g. sigma=4); got {item!r}")
+        values[name] = _number(text, f"--param {name}")
+    for name in ("sigma", "b", "p", "sensitivity"):
+        value = getattr(arguments, name)
+        if value is not None:
+            if name in values:
+                raise AccountingError(f"{name} is given twice (--{name} and --param {name}=...)")
+            values[name] = _number(value, f"--{name}")
+    return values
+
+
+def _number(text, where: str) -> float:
+    """A finite float (float() parses the text: nothing is evaluated)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise AccountingError(f"{where}: expected a number; got {text!r}") from None
+    if not math.isfinite(value):
+        raise AccountingError(f"{where}: expected a finite number; got {text!r}")
+    return value
+
+
+def _mechanism_and_values(arguments) -> tuple[Mechanism, dict]:
+    mechanism = load_mechanism(arguments.mechanism, arguments.generated)
+    values = _parameter_values(arguments)
+    if "sensitivity" in mechanism.parameters and "sensitivity" not in values:
+        values["sensitivity"] = 1.0  # the usual unit sensitivity (counting queries)
+    if arguments.repeat < 1:
+        raise AccountingError(f"--repeat must be a positive integer; got {arguments.repeat}")
+    return mechanism, values
+
+
+def _account_command(arguments) -> int:
+    mechanism, values = _mechanism_and_values(arguments)
+    summary = account(mechanism, values, repeat=arguments.repeat, delta=arguments.delta)
+    print(json.dumps(summary) if arguments.json else _account_text(summary))
+    return 0
+
+
+def _account_text(summary: dict) -> str:
+    count = summary["repeat"]
+    lines = [f"mechanism {summary['mechanism']} ({_describe(summary['parameters'])}), "
+             f"{count} release{'s' if count > 1 else ''}  [{summary['module']}]"]
+    if "rao_dp" in summary:
+        rao = summary["rao_dp"]
+        lines.append(f"Rao-DP   θ = {rao['theta_per_release']:.10g} per release (distance in the "
+                     f"family with the noise scale fixed); composed: θ = {rao['theta']:.10g}")
+    if "kl" in summary:
+        kl = summary["kl"]
+        lines.append(f"KL       {kl['per_release']:.10g} per release; composed: {kl['total']:.10g}")
+    for conversion, dp in summary["dp"].items():
+        note = "  (minimum at the end of the α range: the curve flattens)" if dp[
+            "at_boundary"] else ""
+        lines.append(f"(ε, δ)   ε = {dp['epsilon']:.10f} at δ = {dp['delta']:g}, "
+                     f"optimal α = {dp['alpha']:.6g}  [{dp['reference']}]{note}")
+    return "\n".join(lines)
+
+
+def _calibrate_command(arguments) -> int:
+    mechanism, values = _mechanism_and_values(arguments)
+    targets = [arguments.theta is not None, arguments.epsilon is not None,
+               arguments.kl is not None]
+    if sum(targets) != 1:
+        raise AccountingError("give exactly one target: --theta, --epsilon with --delta, or --kl")
+    if (arguments.epsilon is None) != (arguments.delta is None):
+        raise AccountingError("--epsilon and --delta go together")
+    if arguments.theta is not None:
+        result = calibrate_rao(mechanism, arguments.theta, values, repeat=arguments.repeat,
+                               solve=arguments.solve)
+    elif arguments.epsilon is not None:
+        result = calibrate_dp(mechanism, arguments.epsilon, arguments.delta, values,
+                              repeat=arguments.repeat, conversion=arguments.conversion,
+                              solve=arguments.solve)
+    else:
+        result = calibrate_kl(mechanism, arguments.kl, values, repeat=arguments.repeat,
+                              solve=arguments.solve)
+    given = {k: v for k, v in values.items() if k != result.parameter}
+    if arguments.json:
+        print(json.dumps({"mechanism": mechanism.name, "definition": result.definition,
+                          "parameter": result.parameter, "value": result.value,
+                          "given": given, "target": result.target, "method": result.method}))
+    else:
+        target = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}"
+                           for k, v in result.target.items())
+        print(f"mechanism {mechanism.name} ({_describe(given) or 'no other parameter'}): "
+              f"{result.parameter} = {result.value:.12g} meets {result.definition} {target}  "
+              f"[{result.method}]")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run ``account`` or ``calibrate`` alone (the same as ``raosym account ...``)."""
+    parser = argparse.ArgumentParser(prog="raosym")
+    add_commands(parser.add_subparsers(dest="command", required=True))
+    arguments = parser.parse_args(argv)
+    try:
+        return arguments.run(arguments)
+    except RaosymError as error:
+        print(f"raosym: {error}", file=sys.stderr)
+        return error.exit_status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
