@@ -31,9 +31,9 @@ import math
 import os
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 from scipy import optimize
@@ -83,10 +83,10 @@ class RdpCurve:
     def __call__(self, alpha) -> np.ndarray:
         return np.asarray(self.function(np.asarray(alpha, dtype=float)), dtype=float)
 
-    def __add__(self, other: "RdpCurve") -> "RdpCurve":
+    def __add__(self, other: RdpCurve) -> RdpCurve:
         return compose(self, other)
 
-    def repeated(self, count: int) -> "RdpCurve":
+    def repeated(self, count: int) -> RdpCurve:
         """The curve of ``count`` independent releases (curves add, so it is count·ε(α))."""
         count = _positive_count(count)
         return RdpCurve(lambda alpha: count * self(alpha), f"{count} × {self.label}")
@@ -346,8 +346,9 @@ def available_mechanisms(generated: str | os.PathLike | None = None) -> list[str
     folder = Path(generated or generated_folder()) / "python"
     if not folder.is_dir():
         return []
+    defines = re.compile(r"^def rdp_epsilon\(", re.MULTILINE)
     return sorted(path.stem for path in folder.glob("*.py")
-                  if re.search(r"^def rdp_epsilon\(", path.read_text(encoding="utf-8"), re.M))
+                  if defines.search(path.read_text(encoding="utf-8")))
 
 
 def load_mechanism(name: str, generated: str | os.PathLike | None = None,
@@ -649,8 +650,7 @@ def _add_mechanism_arguments(parser) -> None:
                              "(repeatable)")
     for name, text in (("sigma", "Gaussian noise std"), ("b", "Laplace noise scale"),
                        ("p", "randomized response: probability of the truth"),
-                       ("sensitivity", "query sensitivity Δ (default 1 where the mechanism "
-                                       "has one)")):
+                       ("sensitivity", "query sensitivity Δ (default 1)")):
         parser.add_argument(f"--{name}", type=float, default=None, help=f"{text} (= --param "
                                                                           f"{name}=VALUE)")
     parser.add_argument("--repeat", type=int, default=1,
@@ -707,8 +707,9 @@ def _account_command(arguments) -> int:
 
 def _account_text(summary: dict) -> str:
     count = summary["repeat"]
-    lines = [f"mechanism {summary['mechanism']} ({_describe(summary['parameters'])}), "
-             f"{count} release{'s' if count > 1 else ''}  [{summary['module']}]"]
+    heading = (f"mechanism {summary['mechanism']} ({_describe(summary['parameters'])}), "
+               f"{count} release{'s' if count > 1 else ''}  [{summary['module']}]")
+    lines = [heading]
     if "rao_dp" in summary:
         rao = summary["rao_dp"]
         lines.append(f"Rao-DP   θ = {rao['theta_per_release']:.10g} per release (distance in the "
@@ -716,7 +717,7 @@ def _account_text(summary: dict) -> str:
     if "kl" in summary:
         kl = summary["kl"]
         lines.append(f"KL       {kl['per_release']:.10g} per release; composed: {kl['total']:.10g}")
-    for conversion, dp in summary["dp"].items():
+    for dp in summary["dp"].values():
         note = "  (minimum at the end of the α range: the curve flattens)" if dp[
             "at_boundary"] else ""
         lines.append(f"(ε, δ)   ε = {dp['epsilon']:.10f} at δ = {dp['delta']:g}, "

@@ -141,7 +141,7 @@ def mp_optimum(conversion, mp_curve, delta, bracket):
     """The minimizing α (a root of the derivative in ``bracket``, mpmath.findroot with a
     bracketing solver at 40 digits) and the minimal ε."""
     with mp.workdps(40):
-        objective = lambda a: mp_bound(conversion, mp_curve(a), a, delta)  # noqa: E731
+        objective = lambda a: mp_bound(conversion, mp_curve(a), a, delta)
         alpha = mp.findroot(lambda a: mp.diff(objective, a),
                             (mp.mpf(bracket[0]), mp.mpf(bracket[1])), solver="anderson",
                             tol=mp.mpf(10) ** -24)
@@ -497,6 +497,6 @@ def test_generated_curves_convert_like_mpmath(name, values, mp_curve):
     generated = account.load_mechanism(name, REPOSITORY / "generated",
                                        REPOSITORY / "derivations")
     found = account.dp_epsilon(generated.curve(**values).repeated(20), 1e-6, "balle")
-    alpha, epsilon = mp_optimum("balle", lambda a: 20 * mp_curve(a), 1e-6,
+    _, epsilon = mp_optimum("balle", lambda a: 20 * mp_curve(a), 1e-6,
                                 (1 + (found.alpha - 1) / 2, 2 * found.alpha))
     assert found.epsilon == pytest.approx(epsilon, rel=1e-12)
