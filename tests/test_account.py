@@ -17,6 +17,8 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from raosym import account
 
@@ -500,3 +502,32 @@ def test_generated_curves_convert_like_mpmath(name, values, mp_curve):
     _, epsilon = mp_optimum("balle", lambda a: 20 * mp_curve(a), 1e-6,
                                 (1 + (found.alpha - 1) / 2, 2 * found.alpha))
     assert found.epsilon == pytest.approx(epsilon, rel=1e-12)
+
+
+# --- property: the continuous minimum is below the bound at every order ----------------------
+
+def _laplace_curve(b):
+    return lambda a: np.logaddexp(np.log(a / (2 * a - 1)) + (a - 1) / b,
+                                  np.log((a - 1) / (2 * a - 1)) - a / b) / (a - 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(gaussians=st.integers(0, 200), sigma=st.floats(0.5, 20),
+       laplaces=st.integers(0, 200), b=st.floats(0.5, 20),
+       log_delta=st.floats(-30, -2), conversion=st.sampled_from(sorted(account.CONVERSIONS)))
+def test_minimum_is_below_the_bound_at_every_order(gaussians, sigma, laplaces, b, log_delta,
+                                                   conversion):
+    if gaussians + laplaces == 0:
+        gaussians = 1
+    curve = account.compose(account.RdpCurve(lambda a: gaussians * a / (2 * sigma**2)),
+                            account.RdpCurve(lambda a: laplaces * _laplace_curve(b)(a)))
+    delta = math.exp(log_delta)
+    found = account.dp_epsilon(curve, delta, conversion)
+    orders = 1 + np.geomspace(1e-3, 1e4, 400)
+    bounds = account.conversion_epsilon(curve(orders), orders, delta, conversion)
+    assert found.epsilon <= max(bounds.min(), 0.0) * (1 + 1e-12) + 1e-12
+    # and it is the bound at the order it reports
+    assert found.epsilon == pytest.approx(
+        max(float(account.conversion_epsilon(curve(np.array([found.alpha])),
+                                              np.array([found.alpha]), delta, conversion)[0]),
+            0.0), rel=1e-12, abs=1e-12)
