@@ -583,20 +583,46 @@ def calibrate_kl(mechanism: Mechanism, kl: float, values: dict, *, repeat: int =
 # Accounting of repeated releases (what `raosym account` prints)
 
 
-def account(mechanism: Mechanism, values: dict, *, repeat: int = 1,
-            delta: float = 1e-6) -> dict:
-    """Rao-DP, KL and (ε, δ)-DP under both conversions for ``repeat`` releases."""
-    count = _positive_count(repeat)
-    values = mechanism.check(values)
-    curve = mechanism.curve(**values).repeated(count)
-    summary: dict = {"mechanism": mechanism.name, "module": mechanism.source,
-                     "parameters": values, "repeat": count}
-    if mechanism.rao_dp_theta is not None:
-        theta = mechanism.theta(**values)
-        summary["rao_dp"] = {"theta_per_release": theta, "theta": repeated_rao(theta, count)}
-    if mechanism.kl_divergence is not None:
-        kl = mechanism.kl(**values)
-        summary["kl"] = {"per_release": kl, "total": count * kl}
+@dataclass(frozen=True)
+class Release:
+    """``repeat`` independent releases of one mechanism with these parameter values."""
+
+    mechanism: Mechanism
+    values: dict
+    repeat: int = 1
+
+
+def account(releases, *, delta: float = 1e-6) -> dict:
+    """Rao-DP, KL and (ε, δ)-DP under both conversions of a sequence of :class:`Release`.
+
+    Independent releases compose: RDP curves and KL divergences add, Rao-DP budgets add in
+    quadrature; the composed curve is converted to (ε, δ) by :func:`dp_epsilon`.
+    """
+    releases = list(releases)
+    if not releases:
+        raise AccountingError("nothing to account: no release")
+    rows, curves, thetas, kls = [], [], [], []
+    for release in releases:
+        count = _positive_count(release.repeat)
+        mechanism = release.mechanism
+        values = mechanism.check(release.values)
+        curves.append(mechanism.curve(**values).repeated(count))
+        row = {"mechanism": mechanism.name, "module": mechanism.source, "parameters": values,
+               "repeat": count}
+        if mechanism.rao_dp_theta is not None:
+            row["theta_per_release"] = mechanism.theta(**values)
+            thetas.append(repeated_rao(row["theta_per_release"], count))
+        if mechanism.kl_divergence is not None:
+            row["kl_per_release"] = mechanism.kl(**values)
+            kls.append(count * row["kl_per_release"])
+        rows.append(row)
+    summary: dict = {"releases": rows}
+    # A total only when every mechanism has the quantity (otherwise it would understate).
+    if len(thetas) == len(rows):
+        summary["rao_dp"] = {"theta": compose_rao(*thetas)}
+    if len(kls) == len(rows):
+        summary["kl"] = {"total": math.fsum(kls)}
+    curve = compose(*curves)
     summary["dp"] = {}
     for conversion in CONVERSIONS:
         guarantee = dp_epsilon(curve, delta, conversion)
@@ -621,6 +647,11 @@ def add_commands(subparsers) -> None:
     _add_mechanism_arguments(account_parser)
     account_parser.add_argument("--delta", type=float, default=1e-6,
                                 help="δ of the (ε, δ)-DP guarantee (default 1e-6)")
+    account_parser.add_argument(
+        "--with", dest="also", action="append", default=[],
+        metavar="MECHANISM:NAME=VALUE[:...][:repeat=N]",
+        help="another mechanism released as well (repeatable), composed with the first, e.g. "
+             "laplace_location:b=2:repeat=10 (sensitivity defaults to 1)")
     account_parser.set_defaults(run=_account_command)
 
     calibrate_parser = subparsers.add_parser(
@@ -700,27 +731,55 @@ def _mechanism_and_values(arguments) -> tuple[Mechanism, dict]:
 
 def _account_command(arguments) -> int:
     mechanism, values = _mechanism_and_values(arguments)
-    summary = account(mechanism, values, repeat=arguments.repeat, delta=arguments.delta)
+    releases = [Release(mechanism, values, arguments.repeat)]
+    releases += [_release(text, arguments.generated) for text in arguments.also]
+    summary = account(releases, delta=arguments.delta)
     print(json.dumps(summary) if arguments.json else _account_text(summary))
     return 0
 
 
+def _release(text: str, generated) -> Release:
+    """``MECHANISM:NAME=VALUE[:NAME=VALUE...][:repeat=N]`` (numbers read with float())."""
+    name, *assignments = text.split(":")
+    values: dict[str, float] = {}
+    repeat = 1
+    for assignment in assignments:
+        key, equals, number = assignment.partition("=")
+        if not equals or not _NAME.match(key):
+            raise AccountingError(f"--with {text!r}: expected NAME=VALUE, got {assignment!r}")
+        if key == "repeat":
+            if not re.fullmatch(r"[0-9]+", number) or int(number) < 1:
+                raise AccountingError(f"--with {text!r}: repeat must be a positive integer")
+            repeat = int(number)
+        else:
+            values[key] = _number(number, f"--with {name}: {key}")
+    mechanism = load_mechanism(name, generated)
+    if "sensitivity" in mechanism.parameters:
+        values.setdefault("sensitivity", 1.0)
+    return Release(mechanism, values, repeat)
+
+
 def _account_text(summary: dict) -> str:
-    count = summary["repeat"]
-    heading = (f"mechanism {summary['mechanism']} ({_describe(summary['parameters'])}), "
-               f"{count} release{'s' if count > 1 else ''}  [{summary['module']}]")
-    lines = [heading]
+    lines = []
+    for row in summary["releases"]:
+        count = row["repeat"]
+        line = (f"{row['mechanism']} ({_describe(row['parameters'])}) × {count} "
+                f"[{row['module']}]")
+        if "theta_per_release" in row:
+            line += f"\n  Rao-DP θ = {row['theta_per_release']:.10g} per release"
+        if "kl_per_release" in row:
+            line += f"; KL = {row['kl_per_release']:.10g} per release"
+        lines.append(line)
+    lines.append("composed:")
     if "rao_dp" in summary:
-        rao = summary["rao_dp"]
-        lines.append(f"Rao-DP   θ = {rao['theta_per_release']:.10g} per release (distance in the "
-                     f"family with the noise scale fixed); composed: θ = {rao['theta']:.10g}")
+        lines.append(f"  Rao-DP   θ = {summary['rao_dp']['theta']:.10g}  (distances taken in the "
+                     "family with the noise scale fixed; θ adds in quadrature)")
     if "kl" in summary:
-        kl = summary["kl"]
-        lines.append(f"KL       {kl['per_release']:.10g} per release; composed: {kl['total']:.10g}")
+        lines.append(f"  KL       {summary['kl']['total']:.10g}")
     for dp in summary["dp"].values():
-        note = "  (minimum at the end of the α range: the curve flattens)" if dp[
-            "at_boundary"] else ""
-        lines.append(f"(ε, δ)   ε = {dp['epsilon']:.10f} at δ = {dp['delta']:g}, "
+        note = ("  (minimum at the end of the α range: the curve flattens)"
+                if dp["at_boundary"] else "")
+        lines.append(f"  (ε, δ)   ε = {dp['epsilon']:.10f} at δ = {dp['delta']:g}, "
                      f"optimal α = {dp['alpha']:.6g}  [{dp['reference']}]{note}")
     return "\n".join(lines)
 

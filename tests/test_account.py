@@ -420,12 +420,44 @@ def test_cli_account_json(fakes, capsys):
                          "--generated", str(fakes))
     assert status == 0
     summary = json.loads(out)
-    assert summary["parameters"] == {"sensitivity": 1.0, "sigma": 4.0}
+    (release,) = summary["releases"]
+    assert release["parameters"] == {"sensitivity": 1.0, "sigma": 4.0}
+    assert release["repeat"] == 52
+    assert release["theta_per_release"] == pytest.approx(0.25, rel=1e-15)
     assert summary["dp"]["mironov"]["epsilon"] == pytest.approx(11.1013293857, abs=5e-11)
     assert summary["dp"]["mironov"]["alpha"] == pytest.approx(3.916, abs=5e-4)
     assert summary["dp"]["balle"]["epsilon"] == pytest.approx(10.3264800056, abs=5e-11)
     assert summary["rao_dp"]["theta"] == pytest.approx(0.25 * math.sqrt(52), rel=1e-15)
     assert summary["kl"]["total"] == pytest.approx(52 / 32, rel=1e-15)
+
+
+def test_cli_account_composes_a_sequence_of_mechanisms(fakes, capsys):
+    """52 Gaussians (σ = 4), 50 Laplace (b = 10) and 20 randomized responses (p = 0.55):
+    curves add, Rao-DP budgets add in quadrature, KL adds."""
+    status, out, _ = run(capsys, "account", "--mechanism", "gaussian_location", "--sigma", "4",
+                         "--repeat", "52", "--with", "laplace_location:b=10:repeat=50",
+                         "--with", "bernoulli:p=0.55:repeat=20", "--delta", "1e-6", "--json",
+                         "--generated", str(fakes))
+    assert status == 0
+    summary = json.loads(out)
+    assert [r["mechanism"] for r in summary["releases"]] == [
+        "gaussian_location", "laplace_location", "bernoulli"]
+    with mp.workdps(30):
+        p = mp.mpf("0.55")
+        theta_rr = 2 * abs(mp.asin(mp.sqrt(p)) - mp.asin(mp.sqrt(1 - p)))
+        theta = mp.sqrt(52 * mp.mpf(0.25) ** 2 + 50 * mp.mpf(0.1) ** 2 + 20 * theta_rr ** 2)
+        kl = 52 / mp.mpf(32) + 50 * (mp.mpf(0.1) + mp.exp(-mp.mpf(0.1)) - 1) + 20 * (
+            (2 * p - 1) * mp.log(p / (1 - p)))
+    assert summary["rao_dp"]["theta"] == pytest.approx(float(theta), rel=1e-13)
+    assert summary["kl"]["total"] == pytest.approx(float(kl), rel=1e-13)
+    def curve(a):
+        return 52 * mp_gaussian(a, 4) + 50 * mp_laplace(a, 10) + 20 * mp_rr(a, mp.mpf("0.55"))
+
+    for conversion in ("mironov", "balle"):
+        found = summary["dp"][conversion]
+        _, epsilon = mp_optimum(conversion, curve, 1e-6,
+                                (1 + (found["alpha"] - 1) / 2, 2 * found["alpha"]))
+        assert found["epsilon"] == pytest.approx(epsilon, rel=1e-12)
 
 
 def test_cli_calibrate(fakes, capsys):
@@ -462,6 +494,12 @@ def test_cli_calibrate(fakes, capsys):
     (["calibrate", "--mechanism", "gaussian_location", "--theta", "1", "--solve", "mu"],
      "no parameter 'mu'"),
     (["calibrate", "--mechanism", "bernoulli", "--theta", "4"], "no value of p meets"),
+    (["account", "--mechanism", "bernoulli", "--p", "0.7", "--with", "nope:x=1"],
+     "unknown mechanism 'nope'"),
+    (["account", "--mechanism", "bernoulli", "--p", "0.7", "--with", "bernoulli:p=0.6:repeat=0"],
+     "repeat must be a positive integer"),
+    (["account", "--mechanism", "bernoulli", "--p", "0.7", "--with", "bernoulli:p"],
+     "expected NAME=VALUE"),
 ])
 def test_cli_bad_input_exits_2_with_a_clear_message(fakes, capsys, argv, message):
     status, _, err = run(capsys, *argv, "--generated", str(fakes))
@@ -487,6 +525,7 @@ def test_generated_gaussian_reproduces_the_worked_example(capsys, monkeypatch):
     assert summary["dp"]["mironov"]["epsilon"] == pytest.approx(11.1013293857, abs=5e-11)
     assert summary["dp"]["balle"]["epsilon"] == pytest.approx(10.3264800056, abs=5e-11)
     assert summary["rao_dp"]["theta"] == pytest.approx(0.25 * math.sqrt(52), rel=1e-14)
+    assert summary["kl"]["total"] == pytest.approx(52 / 32, rel=1e-14)
 
 
 @pytest.mark.parametrize("name, values, mp_curve", [
