@@ -193,7 +193,7 @@ def _shoot(model: MetricModel, p, q, digits: int, max_iterations: int) -> Geodes
     velocity, jacobian = _float_shooting(model, [float(v) for v in p], [float(v) for v in q])
     inverse = mpmath.inverse(mpmath.matrix(jacobian))
     velocity = [mpmath.mpf(v) for v in velocity]
-    flow = _Flow(_geodesic_rhs(model.christoffel, model.size), mpmath.mpf(10) ** (3 - digits),
+    flow = _Flow(geodesic_rhs(model.christoffel, model.size), mpmath.mpf(10) ** (3 - digits),
                  _MAX_COLUMNS, model.inside, _MAX_STEPS)
     nodes, weights = _gauss_legendre(_LENGTH_NODES)
     n = model.size
@@ -242,7 +242,7 @@ def _float_shooting(model: MetricModel, p: list[float], q: list[float]):
     step in λ when Newton fails. The first try is the whole segment (λ: 0 → 1, the straight
     line as guess), which suffices for nearby points.
     """
-    flow = _Flow(_geodesic_rhs(model.float_christoffel, model.size), _FLOAT_TOLERANCE,
+    flow = _Flow(geodesic_rhs(model.float_christoffel, model.size), _FLOAT_TOLERANCE,
                  _FLOAT_COLUMNS, model.inside, _FLOAT_STEPS)
     n = model.size
     segment = [b - a for a, b in zip(p, q)]
@@ -374,7 +374,7 @@ def _christoffel_indices(n: int) -> list[tuple[int, int, int]]:
     return [(k, i, j) for k in range(n) for i in range(n) for j in range(i, n)]
 
 
-def _geodesic_rhs(christoffel: Callable, n: int) -> Callable:
+def geodesic_rhs(christoffel: Callable, n: int) -> Callable:
     """``(x, v) -> (v, -Γ^k_ij v^i v^j)`` as one function of the flat state."""
     terms = [(k, i, j, 1 if i == j else 2) for k, i, j in _christoffel_indices(n)]
 

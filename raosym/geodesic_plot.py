@@ -1,0 +1,256 @@
+"""Pictures of a family's geometry: geodesics and Rao balls drawn in its coordinates.
+
+After the pipeline. Input: a :class:`~raosym.verify.checks.Verified` family with two
+coordinates (its derived metric and Christoffel symbols) and, when it has one, its generated
+module. Output: a matplotlib figure, saved as PNG or PDF (``raosym plot geodesics NAME``).
+
+- **Geodesics** are rays of the exponential map at a centre: ``γ'' = -Γ(γ)[γ', γ']`` started
+  with unit speed in evenly spaced directions of an orthonormal frame of ``g`` at the centre,
+  integrated in double precision by scipy's DOP853 from the derived Christoffel symbols.
+- **Rao balls** of radius r are drawn twice, by independent routes: as the ends of the rays of
+  length r (the geodesic circle), and as the level set ``rao_distance(centre, θ) = r`` of the
+  generated module's closed form, when it has one. That the two coincide is a visual check of
+  the emitted distance (and ``tests/test_geodesic_plot.py`` checks it numerically).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import sympy
+from scipy.integrate import solve_ivp
+
+from raosym.errors import RaosymError
+from raosym.spec.model import Domain
+from raosym.verify.checks import Verified
+from raosym.verify.geodesic import MetricModel, geodesic_rhs, metric_model
+
+#: Relative and absolute tolerances of the ray integration (a picture, and a check to ~1e-8).
+RAY_TOLERANCE = 1e-11
+
+
+@dataclass(frozen=True)
+class Ray:
+    """One geodesic from the centre: its sampled path and its points at the ball radii."""
+
+    direction: float  # angle in the orthonormal frame at the centre
+    path: np.ndarray  # shape (samples, 2)
+    at_radius: dict[float, np.ndarray]  # radius -> point (missing if the ray left the domain)
+
+
+def typical_value(domain: Domain) -> float:
+    """A value well inside a domain: 0 on the line, lower + 1 on a half-line, the midpoint of a
+    bounded interval."""
+    lower, upper = domain.lower, domain.upper
+    if lower.is_finite and upper.is_finite:
+        value = (lower + upper) / 2
+    elif lower.is_finite:
+        value = lower + 1
+    elif upper.is_finite:
+        value = upper - 1
+    else:
+        value = sympy.S.Zero
+    return int(sympy.floor(value)) if domain.integer else float(value)
+
+
+def orthonormal_directions(model: MetricModel, centre, count: int) -> list[tuple[float, np.ndarray]]:
+    """``count`` unit vectors of the metric at the centre, evenly spaced in angle in the frame
+    of the Cholesky factor ``g = L Lᵀ``: ``v = L⁻ᵀ (cos φ, sin φ)`` has ``vᵀ g v = 1``."""
+    g = np.array([[float(entry) for entry in row] for row in model.metric_matrix(centre)])
+    factor = np.linalg.cholesky(g)
+    angles = np.linspace(0, 2 * math.pi, count, endpoint=False)
+    return [(angle, np.linalg.solve(factor.T, [math.cos(angle), math.sin(angle)]))
+            for angle in angles]
+
+
+def exponential_ray(model: MetricModel, centre, velocity, radii, length: float,
+                    direction: float = 0.0) -> Ray:
+    """The geodesic ``t ↦ exp_centre(t·velocity)`` for ``t ∈ [0, length]`` (unit speed, so t is
+    arc length), stopped where it leaves the domain."""
+    rhs = geodesic_rhs(model.float_christoffel, model.size)
+
+    def flow(_t, state):
+        return np.asarray(rhs(list(state)), dtype=float)
+
+    def leaves(_t, state):
+        return 1.0 if model.inside([float(x) for x in state[:model.size]]) else -1.0
+
+    leaves.terminal = True
+    state = np.concatenate([np.asarray(centre, dtype=float), velocity])
+    solution = solve_ivp(flow, (0.0, length), state, method="DOP853", dense_output=True,
+                         rtol=RAY_TOLERANCE, atol=RAY_TOLERANCE, events=leaves)
+    end = solution.t[-1]
+    samples = np.linspace(0.0, end, 200)
+    path = solution.sol(samples)[:model.size].T
+    at_radius = {r: solution.sol(r)[:model.size] for r in radii if r <= end}
+    return Ray(direction, path, at_radius)
+
+
+def rays(verified: Verified, centre, radii, *, count: int = 16,
+         constants: dict | None = None) -> list[Ray]:
+    """Geodesic rays from the centre, long enough to reach the largest radius."""
+    model = _model(verified, constants)
+    return [exponential_ray(model, centre, velocity, radii, max(radii), angle)
+            for angle, velocity in orthonormal_directions(model, centre, count)]
+
+
+def load_generated_module(folder: str | Path, name: str) -> ModuleType | None:
+    """``folder/python/NAME.py`` imported by path, or None when it was not generated."""
+    path = Path(folder) / "python" / f"{name}.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"raosym_generated_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None = None,
+                    module: ModuleType | None = None, count: int = 16):
+    """A matplotlib figure of geodesic rays and Rao balls around ``centre``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot
+
+    spec = verified.derivation.spec
+    if len(spec.coordinates) != 2:
+        raise RaosymError(f"{spec.name}: geodesic pictures need two coordinates, the family "
+                          f"has {len(spec.coordinates)}")
+    constants = constants or {}
+    figure, axes = pyplot.subplots(figsize=(6, 5))
+    for ray in rays(verified, centre, radii, count=count, constants=constants):
+        axes.plot(ray.path[:, 0], ray.path[:, 1], color="0.55", linewidth=0.8)
+    circles = rays(verified, centre, radii, count=180, constants=constants)
+    for radius in radii:
+        ring = np.array([ray.at_radius[radius] for ray in circles if radius in ray.at_radius])
+        axes.plot(*np.vstack([ring, ring[:1]]).T, color="tab:blue", linewidth=1.6,
+                  label="geodesic circles" if radius == radii[0] else None)
+    if module is not None and _closed_form(verified):
+        _level_sets(axes, module, spec, centre, radii, constants, circles)
+    axes.plot(*centre, "o", color="black")
+    names = [p.name for p in spec.coordinates]
+    axes.set_xlabel(names[0])
+    axes.set_ylabel(names[1])
+    fixed = ", ".join(f"{k} = {v:g}" for k, v in constants.items())
+    axes.set_title(f"{spec.title}\nRao balls of radius {', '.join(f'{r:g}' for r in radii)}"
+                   + (f" ({fixed})" if fixed else ""), fontsize=9)
+    axes.legend(loc="best", fontsize=8)
+    figure.tight_layout()
+    return figure
+
+
+def _level_sets(axes, module, spec, centre, radii, constants, circles):
+    """The generated rao_distance's level sets on a grid around the geodesic circles."""
+    points = np.vstack([ray.path for ray in circles])
+    low, high = points.min(axis=0), points.max(axis=0)
+    margin = 0.05 * (high - low)
+    low, high = low - margin, high + margin
+    domains = [p.domain for p in spec.coordinates]
+    axis = [np.linspace(_clip(a, d, +1), _clip(b, d, -1), 240)
+            for a, b, d in zip(low, high, domains)]
+    grid = np.stack(np.meshgrid(*axis), axis=-1)
+    distance = module.rao_distance(np.asarray(centre, dtype=float), grid, **constants)
+    axes.contour(grid[..., 0], grid[..., 1], distance, levels=sorted(radii),
+                 colors="tab:orange", linestyles="dashed", linewidths=1.0)
+    axes.plot([], [], color="tab:orange", linestyle="dashed", label="rao_distance level sets")
+
+
+def _clip(value: float, domain: Domain, side: int) -> float:
+    """Keep a grid edge strictly inside the domain (a contour grid must not touch a boundary)."""
+    bound = domain.lower if side > 0 else domain.upper
+    if bound.is_finite and (value - float(bound)) * side <= 0:
+        return float(bound) + side * 1e-6 * max(1.0, abs(float(bound)))
+    return float(value)
+
+
+def _closed_form(verified: Verified) -> bool:
+    distance = verified.derivation.distance
+    return distance is not None and distance.closed
+
+
+def _model(verified: Verified, constants: dict | None) -> MetricModel:
+    spec = verified.derivation.spec
+    values = {}
+    for parameter in spec.constants:
+        if parameter.name not in (constants or {}):
+            raise RaosymError(f"{spec.name}: give a value for the constant {parameter.name} "
+                              f"(in {parameter.domain.describe()})")
+        values[parameter.symbol] = float(constants[parameter.name])
+    return metric_model(verified.derivation, values)
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def add_arguments(parser) -> None:
+    """The arguments of ``raosym plot geodesics`` (registered by :mod:`raosym.plot`)."""
+    parser.add_argument("family", metavar="NAME_OR_PATH", help="a two-coordinate family")
+    parser.add_argument("--centre", "--center", action="append", default=[],
+                        metavar="NAME=VALUE",
+                        help="a coordinate of the centre (default: a typical value of each)")
+    parser.add_argument("--constant", action="append", default=[], metavar="NAME=VALUE",
+                        help="a value for each constant of the family")
+    parser.add_argument("--radii", default="0.5,1,2",
+                        help="comma-separated radii of the Rao balls (default: 0.5,1,2)")
+    parser.add_argument("--rays", type=int, default=16, help="geodesic rays drawn (default 16)")
+    parser.add_argument("--generated", default="generated",
+                        help="folder of the generated modules, for the level sets of "
+                             "rao_distance (default: generated)")
+    parser.add_argument("--output", "-o", default=None,
+                        help="PNG or PDF file (default: NAME-geodesics.png)")
+    parser.set_defaults(run=command)
+
+
+def command(arguments) -> int:
+    from raosym import pipeline
+
+    family = pipeline.run_family(arguments.family)
+    spec = family.derivation.spec
+    centre_values = _assignments(arguments.centre, "--centre", [p.name for p in spec.coordinates])
+    constants = _assignments(arguments.constant, "--constant", [p.name for p in spec.constants])
+    centre = [centre_values.get(p.name, typical_value(p.domain)) for p in spec.coordinates]
+    for parameter, value in zip(spec.coordinates, centre):
+        if not parameter.domain.contains(value):
+            raise RaosymError(f"--centre {parameter.name}={value:g} lies outside "
+                              f"{parameter.domain.describe()}")
+    radii = _radii(arguments.radii)
+    module = load_generated_module(arguments.generated, spec.name)
+    figure = geodesic_figure(family, centre, radii, constants=constants, module=module,
+                             count=arguments.rays)
+    output = Path(arguments.output or f"{spec.name}-geodesics.png")
+    if output.suffix.lower() not in (".png", ".pdf"):
+        raise RaosymError(f"--output {output}: expected a .png or .pdf file")
+    figure.savefig(output)
+    print(f"wrote {output}")
+    return 0
+
+
+def _assignments(items: list[str], option: str, names: list[str]) -> dict[str, float]:
+    """``["mu=0", "sigma=2"]`` -> ``{"mu": 0.0, "sigma": 2.0}``, names checked."""
+    values = {}
+    for item in items:
+        name, _, text = item.partition("=")
+        if name not in names:
+            raise RaosymError(f"{option} {item}: expected NAME=VALUE with NAME one of "
+                              f"{', '.join(names) or '(none)'}")
+        try:
+            values[name] = float(text)
+        except ValueError:
+            raise RaosymError(f"{option} {item}: {text!r} is not a number") from None
+    return values
+
+
+def _radii(text: str) -> list[float]:
+    try:
+        radii = sorted(float(piece) for piece in text.split(","))
+    except ValueError:
+        raise RaosymError(f"--radii {text}: expected comma-separated positive numbers") from None
+    if not radii or radii[0] <= 0 or not all(map(math.isfinite, radii)):
+        raise RaosymError(f"--radii {text}: expected comma-separated positive numbers")
+    return radii
