@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-from scipy import optimize
 
 from raosym.errors import RaosymError
 
@@ -177,6 +176,8 @@ def dp_epsilon(curve: RdpCurve | Callable, delta: float, conversion: str = "ball
     to full precision even though α is only determined to about sqrt(machine ε). The grid scan
     first makes sure Brent starts in the basin of the global minimum on the grid.
     """
+    from scipy import optimize  # here, so registering the CLI commands stays cheap
+
     delta = _check_delta(delta)
     if conversion not in CONVERSIONS:
         raise AccountingError(
@@ -444,6 +445,8 @@ def solve_parameter(budget: Callable[[float], float], target: float,
     p = 1/2 and the largest crossing is the one with p > 1/2 (truth more likely than not).
     Values where the budget cannot be evaluated are skipped.
     """
+    from scipy import optimize
+
     to_x = _domain_map(*domain)
     grid = np.arange(-30.0, 30.0 + 1e-9, 0.5)
     gaps = np.array([_safe(budget, to_x(u)) - target for u in grid])
