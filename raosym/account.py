@@ -188,7 +188,8 @@ def dp_epsilon(curve: RdpCurve | Callable, delta: float, conversion: str = "ball
     def objective(u):
         alpha_minus_one = np.exp(u)
         with np.errstate(over="ignore", invalid="ignore"):
-            values = _bound(curve(1.0 + alpha_minus_one), alpha_minus_one, delta, conversion)
+            values = _bound(_evaluate(curve, 1.0 + alpha_minus_one), alpha_minus_one, delta,
+                            conversion)
         return np.where(np.isfinite(values), values, np.inf)
 
     grid = objective(_LOG_ALPHA_GRID)
@@ -210,6 +211,24 @@ def dp_epsilon(curve: RdpCurve | Callable, delta: float, conversion: str = "ball
     return DpGuarantee(epsilon=max(value, 0.0), delta=delta, alpha=alpha,
                        rdp_epsilon=float(curve(np.array([alpha]))[0]),
                        conversion=conversion, at_boundary=at_boundary)
+
+
+def _evaluate(curve: RdpCurve, alpha: np.ndarray) -> np.ndarray:
+    """The curve on an array of orders; orders where it raises are nan (so a numeric curve
+    that fails at extreme orders only narrows the search), unless it fails at every order."""
+    try:
+        return curve(alpha)
+    except (AccountingError, ValueError, ArithmeticError):
+        values = np.full(alpha.shape, np.nan)
+        if alpha.size > 1:
+            for index, order in enumerate(alpha):
+                try:
+                    values[index] = curve(np.array([order]))[0]
+                except (AccountingError, ValueError, ArithmeticError):
+                    pass
+        if alpha.size > 1 and np.isnan(values).all():
+            raise
+        return values
 
 
 def dp_epsilon_at_orders(orders, rdp, delta: float, conversion: str = "balle") -> DpGuarantee:

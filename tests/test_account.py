@@ -570,3 +570,22 @@ def test_minimum_is_below_the_bound_at_every_order(gaussians, sigma, laplaces, b
         max(float(account.conversion_epsilon(curve(np.array([found.alpha])),
                                               np.array([found.alpha]), delta, conversion)[0]),
             0.0), rel=1e-12, abs=1e-12)
+
+
+def test_a_curve_failing_at_some_orders_narrows_the_search():
+    """A numeric curve that raises beyond α = 50 still converts (the optimum is near 3.9);
+    one that raises everywhere reports its own error."""
+    def gaussian_until_50(alpha):
+        alpha = np.asarray(alpha, dtype=float)
+        if np.any(alpha > 50):
+            raise ValueError("quadrature did not converge")
+        return 52 * alpha / 32
+
+    found = account.dp_epsilon(account.RdpCurve(gaussian_until_50), 1e-6, "mironov")
+    assert found.epsilon == pytest.approx(11.1013293857, abs=5e-11)
+
+    def broken(alpha):
+        raise ValueError("sigma must lie in (0, oo); got -1.0")
+
+    with pytest.raises(ValueError, match="sigma must lie in"):
+        account.dp_epsilon(account.RdpCurve(broken), 1e-6)
