@@ -589,3 +589,15 @@ def test_a_curve_failing_at_some_orders_narrows_the_search():
 
     with pytest.raises(ValueError, match="sigma must lie in"):
         account.dp_epsilon(account.RdpCurve(broken), 1e-6)
+
+
+def test_dp_calibration_of_randomized_response_against_mpmath(fakes):
+    """The p > 1/2 at which 100 randomized responses are (3, 1e-6)-DP (Theorem 21), checked
+    by the mpmath optimum at that p."""
+    found = account.calibrate_dp(mechanism(fakes, "bernoulli"), 3.0, 1e-6, {}, repeat=100)
+    assert 0.5 < found.value < 1.0
+    alpha = account.dp_epsilon(mechanism(fakes, "bernoulli").curve(p=found.value).repeated(100),
+                               1e-6).alpha  # only to bracket mpmath's search
+    _, epsilon = mp_optimum("balle", lambda a: 100 * mp_rr(a, mp.mpf(found.value)), 1e-6,
+                            (1 + (alpha - 1) / 2, 2 * alpha))
+    assert epsilon == pytest.approx(3.0, rel=1e-9)
