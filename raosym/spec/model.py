@@ -93,6 +93,32 @@ class Parameter:
 
 
 @dataclass(frozen=True)
+class Mechanism:
+    """How a family's parameters move between adjacent datasets (the ``[mechanism]`` table).
+
+    ``kind`` is ``"additive"`` (the coordinate ``location`` carries the query value, moved by
+    the sensitivity ``sensitivity`` between neighbours; ``scale`` is the fixed noise scale) or
+    ``"neighbour"`` (``neighbour`` maps each moved coordinate to its value on the adjacent
+    dataset, e.g. ``p -> 1 - p`` for randomized response). Either way the Rao distance is taken
+    in the family whose only coordinates are the data-dependent ones; every other parameter,
+    the scale included, is held fixed.
+    """
+
+    kind: str
+    location: Parameter | None = None
+    scale: Parameter | None = None
+    neighbour: tuple[tuple[sympy.Symbol, sympy.Expr], ...] = ()
+    sensitivity: sympy.Symbol = sympy.Symbol("Delta", positive=True)
+
+    @property
+    def moved(self) -> tuple[sympy.Symbol, ...]:
+        """The data-dependent coordinates (the coordinates of the mechanism's manifold)."""
+        if self.kind == "additive":
+            return (self.location.symbol,)
+        return tuple(symbol for symbol, _ in self.neighbour)
+
+
+@dataclass(frozen=True)
 class FamilySpec:
     """Everything a derivation file says, parsed into SymPy objects and validated."""
 
@@ -106,7 +132,7 @@ class FamilySpec:
     density: sympy.Expr
     coordinates: tuple[Parameter, ...]
     constants: tuple[Parameter, ...] = ()
-    mechanism: dict = field(default_factory=dict, compare=False, hash=False)
+    mechanism: Mechanism | None = field(default=None, compare=False, hash=False)
 
     @property
     def parameters(self) -> tuple[Parameter, ...]:
@@ -119,3 +145,9 @@ class FamilySpec:
     @property
     def constant_symbols(self) -> tuple[sympy.Symbol, ...]:
         return tuple(parameter.symbol for parameter in self.constants)
+
+    def _repr_latex_(self) -> str:
+        """Jupyter display: density, support, coordinates and constants (raosym.display)."""
+        from raosym.display import spec_latex
+
+        return spec_latex(self)

@@ -24,12 +24,15 @@ import sympy
 
 from raosym.errors import SpecError
 from raosym.spec.domains import parse_domain, parse_support
-from raosym.spec.model import Domain, FamilySpec, Parameter, Support
+from raosym.spec.model import Domain, FamilySpec, Mechanism, Parameter, Support
 from raosym.spec.parser import RESERVED_NAMES, parse_expression
 
 REQUIRED_KEYS = ("name", "variable", "support", "density", "coordinates")
 OPTIONAL_KEYS = ("title", "reference", "constants", "mechanism")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
+MECHANISM_KEYS = ("location", "scale", "neighbour")
+#: The symbol of a mechanism's sensitivity (|h(D) - h(D')| for adjacent datasets).
+SENSITIVITY_NAME = "Delta"
 
 _FAMILY_NAME = re.compile(r"[a-z][a-z0-9_]*")
 # ASCII only: Python normalizes Unicode identifiers (NFKC), so 'ﬁ' would silently become 'fi'.
@@ -162,7 +165,6 @@ class _SpecBuilder:
         name = self._family_name()
         title = self._string("title", default=name)
         reference = self._string("reference", default="")
-        mechanism = dict(self._table("mechanism", required=False))
         variable_name = self._variable_name()
         coordinate_texts = self._parameter_table("coordinates", required=True)
         constant_texts = self._parameter_table("constants", required=False)
@@ -179,6 +181,7 @@ class _SpecBuilder:
         support = self._support(coordinates, constants)
         variable = _variable_symbol(variable_name, support)
         density = self._density(variable, coordinates, constants)
+        mechanism = self._mechanism(coordinates, constants, variable)
         return FamilySpec(
             name=name,
             title=title,
@@ -332,6 +335,97 @@ class _SpecBuilder:
                     f"the density does not depend on the coordinate '{coordinate.name}'; "
                     "declare it under [constants] or remove it", "density")
         return density
+
+    # -- the [mechanism] table ------------------------------------------------------------
+
+    def _mechanism(self, coordinates, constants, variable) -> Mechanism | None:
+        """``[mechanism]``: ``location``/``scale`` (additive) or ``neighbour`` (a map)."""
+        table = self._table("mechanism", required=False)
+        if not table:
+            return None
+        for key in table:
+            if key not in MECHANISM_KEYS:
+                raise self._error(f"unknown key '{key}' in [mechanism]; the allowed keys are: "
+                                  f"{', '.join(MECHANISM_KEYS)}", f"mechanism.{key}")
+        parameters = {p.name: p for p in (*coordinates, *constants)}
+        if SENSITIVITY_NAME in parameters or SENSITIVITY_NAME == variable.name:
+            raise self._error(f"'{SENSITIVITY_NAME}' names the sensitivity of a mechanism; "
+                              "rename the parameter", "mechanism")
+        additive = "location" in table or "scale" in table
+        if additive and "neighbour" in table:
+            raise self._error("give either location and scale (an additive mechanism) or "
+                              "neighbour (a map of the coordinates), not both",
+                              "mechanism.neighbour")
+        if additive:
+            return self._additive_mechanism(table, coordinates, parameters)
+        if "neighbour" not in table:
+            raise self._error("[mechanism] needs location and scale (additive noise, e.g. "
+                              'location = "mu", scale = "b") or a neighbour map (e.g. '
+                              'neighbour = { p = "1 - p" })', "mechanism")
+        return self._neighbour_mechanism(table["neighbour"], coordinates, parameters)
+
+    def _mechanism_name(self, table: dict, key: str, candidates: Mapping, role: str) -> Parameter:
+        if key not in table:
+            raise self._error(f"an additive mechanism needs '{key}', the name of its {role}",
+                              "mechanism")
+        name = table[key]
+        if not isinstance(name, str):
+            raise self._error(f"expected the name of a parameter, found "
+                              f"{_describe_value(name)}", f"mechanism.{key}")
+        if name not in candidates:
+            raise self._error(f"'{name}' is not {role}; expected one of: "
+                              f"{', '.join(candidates) or 'none declared'}", f"mechanism.{key}")
+        return candidates[name]
+
+    def _additive_mechanism(self, table, coordinates, parameters) -> Mechanism:
+        locations = {p.name: p for p in coordinates
+                     if p.domain.lower == -sympy.oo and p.domain.upper == sympy.oo}
+        location = self._mechanism_name(table, "location", locations,
+                                        "a coordinate over the whole real line")
+        scales = {p.name: p for p in parameters.values()
+                  if p.name != location.name and p.symbol.is_positive}
+        scale = self._mechanism_name(table, "scale", scales, "a positive parameter")
+        return Mechanism(kind="additive", location=location, scale=scale)
+
+    def _neighbour_mechanism(self, value, coordinates, parameters) -> Mechanism:
+        if not isinstance(value, dict) or not value:
+            raise self._error("expected a table mapping coordinates to their values on the "
+                              'adjacent dataset, e.g. neighbour = { p = "1 - p" }, found '
+                              f"{_describe_value(value)}", "mechanism.neighbour")
+        names = {p.name: p for p in coordinates}
+        symbols = {name: p.symbol for name, p in parameters.items()}
+        moved = []
+        for name, text in value.items():
+            where = self._neighbour_location(name)
+
+            def error(message, where=where):
+                return SpecError(message, path=where["path"], key=where["key"],
+                                 line=where["line"])
+
+            if name not in names:
+                raise error(f"'{name}' is not a coordinate; the neighbour map moves "
+                            f"coordinates: {', '.join(names)}")
+            if not isinstance(text, str):
+                raise error(f"expected an expression as a string, such as \"1 - {name}\", "
+                            f"found {_describe_value(text)}")
+            image = parse_expression(text, symbols, **where)
+            if image == names[name].symbol:
+                raise error(f"the neighbour map leaves '{name}' unchanged")
+            moved.append((names[name].symbol, image))
+        return Mechanism(kind="neighbour", neighbour=tuple(moved))
+
+    def _neighbour_location(self, name: str) -> dict:
+        """Where ``name = "..."`` of the neighbour map starts: in a ``[mechanism.neighbour]``
+        table, or inline in ``neighbour = { ... }``."""
+        key = f"mechanism.neighbour.{name}"
+        line, offset = self.locator.find("mechanism.neighbour", name)
+        if line is None:
+            line, _ = self.locator.find("mechanism", "neighbour")
+            if line is not None:
+                match = re.search(rf"""(?:\b{re.escape(name)}|"{re.escape(name)}")\s*=\s*["']""",
+                                  self.locator.lines[line - 1])
+                offset = match.end() if match else 0
+        return {"path": self.path, "key": key, "line": line, "column_offset": offset or 0}
 
 
 def _variable_symbol(name: str, support: Support) -> sympy.Symbol:

@@ -1,0 +1,528 @@
+"""Rényi and KL divergences between the outputs of a mechanism on adjacent datasets.
+
+Derive stage, called by :mod:`raosym.derive.mechanism`. Input: the family, the two adjacent
+densities (``f_D`` and ``f_D'``), the order ``alpha`` as a symbol. Output: a
+:class:`RenyiCurve` holding
+
+- the closed form of ``D_alpha(f_D || f_D') = log(∫ f_D^alpha f_D'^(1-alpha)) / (alpha - 1)``
+  for a symbolic ``alpha > 1`` (the integral split at every kink, a finite sum for a discrete
+  support), the larger of the two directions when they differ;
+- the KL divergence, the limit ``alpha -> 1``, as its own result;
+- a *stable* form of each, produced by the rewrite rules below and proved equal to the closed
+  form (every rule application is a :class:`ProofStep` whose equality SymPy checked):
+
+  1. *exponential split*: each term of the sum ``S`` is ``c_i * exp(x_i)``;
+  2. *second order*: ``sum w_i exp(y_i) + r = sum w_i phi(y_i) + (r + sum w_i + sum w_i y_i)``
+     with ``phi(y) = exp(y) - 1 - y >= 0`` (:class:`expm1mx`), which removes the first-order
+     terms that cancel when the mechanism is nearly private (``alpha -> 1``, large noise);
+  3. *log-sum-exp*: ``log sum c_i exp(x_i) = M + log sum c_i exp(x_i - M)``, ``M = max x_i``,
+     which removes the overflow when the noise is small;
+  4. *log1p/expm1*: ``log(A) = log1p(A - 1)`` and ``w exp(y) - w = w expm1(y)`` where the
+     difference simplifies (``log(p/(1-p)) = log1p((2p-1)/(1-p))``).
+
+  The stable Rényi form is ``Piecewise((log1p(second order)/(alpha-1), M <= 2),
+  (log-sum-exp, True))``: below the switch every added term is non-negative and nothing
+  overflows; above it the log-sum-exp form loses at most a factor 1.5 to cancellation.
+
+When SymPy does not close the integral within its time budget, the curve is numeric only:
+``reason`` says why and the verify and emit stages integrate numerically.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from dataclasses import dataclass
+
+import sympy
+from sympy.codegen.cfunctions import expm1, log1p
+
+from raosym.derive.budget import BudgetExceeded, DEFAULT_BUDGET, run_with_budget
+from raosym.derive.integrals import is_closed, kinks
+from raosym.derive.steps import ProofStep
+from raosym.errors import DerivationError
+from raosym.spec.model import FamilySpec
+
+#: The order of the Rényi divergence (``alpha > 1`` is a hypothesis of every result).
+ALPHA = sympy.Symbol("alpha", positive=True)
+#: ``alpha - 1``, positive: the symbol the integrals are taken in (SymPy then knows the sign).
+_EXCESS = sympy.Symbol("a", positive=True)
+#: Substitutions under which identities are checked: a parameter in (0, 1) is written
+#: ``u/(1 + u)`` with ``u > 0``, so that SymPy knows ``1 - p`` is positive and may split the
+#: logarithms of products (a bijection of (0, 1) onto (0, oo), so no generality is lost).
+_CHECK_SUBSTITUTION: contextvars.ContextVar = contextvars.ContextVar("substitution", default={})
+#: Above this largest exponent the stable form switches from second order to log-sum-exp.
+SWITCH = 2
+
+
+class expm1mx(sympy.Function):  # noqa: N801 - a SymPy function, named like expm1
+    """``exp(x) - 1 - x`` (>= 0 for every real x), evaluated without cancellation by the
+    generated code. Never evaluated symbolically; ``rewrite(sympy.exp)`` gives the definition."""
+
+    nargs = 1
+
+    def _eval_rewrite_as_exp(self, x, **kwargs):
+        return sympy.exp(x) - 1 - x
+
+    def _eval_is_nonnegative(self):
+        return True if self.args[0].is_real else None
+
+    def _latex(self, printer):
+        return rf"\operatorname{{\varphi}}\left({printer._print(self.args[0])}\right)"
+
+
+@dataclass(frozen=True)
+class RenyiCurve:
+    """The RDP curve of a mechanism and its KL divergence (see the module docstring)."""
+
+    arguments: tuple[sympy.Symbol, ...]
+    textbook: sympy.Expr | None
+    stable: sympy.Expr | None
+    kl: sympy.Expr | None
+    kl_stable: sympy.Expr | None
+    symmetric: bool | None
+    rho: sympy.Expr | None  # D_alpha = rho * alpha for every alpha (zCDP), else None
+    first: sympy.Expr       # f_D
+    second: sympy.Expr      # f_D'
+    steps: tuple[ProofStep, ...] = ()
+    reason: str | None = None
+    hypotheses: tuple[str, ...] = ("alpha > 1",)
+
+    @property
+    def closed(self) -> bool:
+        return self.textbook is not None
+
+    def integrand(self, reverse: bool = False) -> sympy.Expr:
+        """``f_D^alpha f_D'^(1 - alpha)`` (``reverse`` swaps the two), for numeric checks."""
+        first, second = (self.second, self.first) if reverse else (self.first, self.second)
+        return first**ALPHA * second ** (1 - ALPHA)
+
+    def kl_integrand(self, reverse: bool = False) -> sympy.Expr:
+        first, second = (self.second, self.first) if reverse else (self.first, self.second)
+        return first * (sympy.log(first) - sympy.log(second))
+
+
+def unrewritten(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with ``expm1mx``, ``expm1`` and ``log1p`` written out (for checks)."""
+    return expr.replace(lambda e: isinstance(e, expm1mx), lambda e: e.rewrite(sympy.exp)) \
+        .replace(lambda e: isinstance(e, expm1), lambda e: sympy.exp(e.args[0]) - 1) \
+        .replace(lambda e: isinstance(e, log1p), lambda e: sympy.log(1 + e.args[0]))
+
+
+# ----------------------------------------------------------------------------- integrals
+
+
+def _resolve_kinks(expr: sympy.Expr, x: sympy.Symbol, inside: sympy.Expr) -> sympy.Expr:
+    """Replace ``Abs(u)``/``sign(u)`` by ``±u``/``±1``, their values on a piece containing
+    the point ``inside`` (the piece lies between consecutive kinks, so the sign is constant)."""
+
+    def sign_at(u):
+        value = u.subs(x, inside)
+        sign = sympy.sign(sympy.simplify(value))
+        if sign not in (1, -1):
+            raise DerivationError(f"cannot decide the sign of {u} between two kinks")
+        return sign
+
+    expr = expr.replace(lambda e: isinstance(e, sympy.Abs), lambda e: sign_at(e.args[0]) * e.args[0])
+    return expr.replace(lambda e: isinstance(e, sympy.sign), lambda e: sign_at(e.args[0]))
+
+
+def _merged(expr: sympy.Expr) -> sympy.Expr:
+    """Powers of products split and exponentials merged (``(e^u/c)^a -> e^(a u) c^-a``)."""
+    # No force=True: it would take the real variable for positive and turn |x| into x.
+    return sympy.powsimp(sympy.expand_power_base(sympy.powdenest(expr)))
+
+
+def _integrate(integrand, x, lower, upper):
+    return sympy.integrate(integrand, (x, lower, upper), conds="none")
+
+
+def _sorted_kinks(points: list[sympy.Expr], sample: dict) -> list[sympy.Expr]:
+    unique = list(dict.fromkeys(points))
+    return sorted(unique, key=lambda point: float(point.subs(sample)))
+
+
+def _inside(lower: sympy.Expr, upper: sympy.Expr) -> sympy.Expr:
+    """A point strictly between two breaks (either may be infinite)."""
+    if lower.is_infinite and upper.is_infinite:
+        return sympy.S.Zero
+    if lower.is_infinite:
+        return upper - 1
+    if upper.is_infinite:
+        return lower + 1
+    return (lower + upper) / 2
+
+
+def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple:
+    """``∫ integrand`` over the support, split at the kinks; (value, steps) or (None, reason)."""
+    x = spec.variable
+    support = spec.support
+    if support.kind == "finite":
+        terms = [integrand.subs(x, point) for point in support.points]
+        value = sympy.Add(*[_merged(term) for term in terms])
+        step = ProofStep("The support is finite: the integral is a sum over its points.",
+                         sympy.Sum(integrand, (x, support.points[0], support.points[-1])),
+                         value, f"x takes the values {support.text}", "finite sum")
+        return value, (step,)
+    if support.kind != "interval":
+        return None, "an infinite discrete support (series not attempted)"
+    sample = {symbol: sympy.Rational(k + 2, k + 3) for k, symbol in enumerate(arguments)}
+    breaks = [support.lower, *_sorted_kinks(kinks(integrand, x), sample), support.upper]
+    steps, total = [], sympy.S.Zero
+    for lower, upper in zip(breaks, breaks[1:]):
+        inside = _inside(lower, upper)
+        piece = _merged(_resolve_kinks(_merged(integrand), x, inside))
+        try:
+            value = run_with_budget(_integrate, piece, x, lower, upper, seconds=budget,
+                                    what=f"the Rényi integral over ({lower}, {upper})")
+        except BudgetExceeded as error:
+            return None, f"SymPy's integrate ran out of time ({error})"
+        except (DerivationError, NotImplementedError, ValueError, TypeError) as error:
+            return None, f"SymPy's integrate failed ({type(error).__name__}: {error})"
+        if not is_closed(value):
+            return None, (f"SymPy returned no closed form on ({lower}, {upper}) for symbolic "
+                          f"alpha (it gave {sympy.sstr(value)[:120]})")
+        steps.append(ProofStep(f"The piece between {sympy.sstr(lower)} and "
+                               f"{sympy.sstr(upper)} (no kink inside: each |.| has a fixed "
+                               "sign there).", sympy.Integral(piece, (x, lower, upper)), value,
+                               "SymPy integrate", "split at kinks"))
+        total += value
+    return total, tuple(steps)
+
+
+# ----------------------------------------------------------------------------- rewrite rules
+
+
+def exponential_terms(expr: sympy.Expr) -> tuple[list[tuple], sympy.Expr]:
+    """Rule 1: ``expr = sum c_i exp(x_i) + rest``: each term's factors ``exp(u)`` and
+    ``b**e`` with a symbolic exponent go into ``x_i`` (``b**e = b**e0 * exp((e - e0) log b)``
+    with ``e0`` the exponent's constant part), the others into ``c_i``."""
+    terms, rest = [], sympy.S.Zero
+    for term in _additive_terms(expr):
+        coefficient, exponent = sympy.S.One, sympy.S.Zero
+        for factor in sympy.Mul.make_args(term):
+            if isinstance(factor, sympy.exp):
+                exponent += factor.args[0]
+            elif factor.is_Pow and factor.exp.free_symbols and factor.base.free_symbols:
+                constant, moving = factor.exp.as_independent(*factor.exp.free_symbols,
+                                                            as_Add=True)
+                coefficient *= factor.base**constant
+                exponent += moving * sympy.log(factor.base)
+            else:
+                coefficient *= factor
+        if exponent == 0:
+            rest += term
+        else:
+            terms.append((coefficient, exponent))
+    return _combined(terms), rest
+
+
+def _has_exponential(expr: sympy.Expr) -> bool:
+    return any(isinstance(node, sympy.exp) or (node.is_Pow and node.exp.free_symbols)
+               for node in sympy.preorder_traversal(expr))
+
+
+def _additive_terms(expr: sympy.Expr) -> list[sympy.Expr]:
+    """The terms of ``expr`` with sums that hold exponentials distributed (a denominator such
+    a sum is factored first), and every other factor left alone: expanding ``(1 - p) * X``
+    would split a coefficient into two terms of opposite signs."""
+    found = []
+    for term in sympy.Add.make_args(expr):
+        factors = sympy.Mul.make_args(term)
+        if any(f.is_Pow and f.exp.is_negative and f.base.is_Add and _has_exponential(f.base)
+               for f in factors):
+            term = sympy.powsimp(sympy.factor(term))
+            factors = sympy.Mul.make_args(term)
+        if any(f.is_Add and _has_exponential(f) for f in factors):
+            found += _additive_terms(sympy.expand_mul(term, deep=False))
+        else:
+            found.append(sympy.powsimp(term))
+    return found
+
+
+def _combined(terms: list[tuple]) -> list[tuple]:
+    """Terms with equal exponents added (``c1 e^x + c2 e^x = (c1 + c2) e^x``); an exponent
+    that is minus an earlier one is written so (``-a*log(p/(1-p))``, not
+    ``a*log((1-p)/p)``), so that later sums see the common logarithm."""
+    merged: dict = {}
+    for coefficient, exponent in terms:
+        exponent = _tidy_exponent(exponent)
+        for known in merged:
+            if _proved_zero(exponent + known):
+                exponent = -known
+                break
+        merged[exponent] = merged.get(exponent, 0) + coefficient
+    return [(sympy.factor(c), x) for x, c in merged.items()]
+
+
+def _proved_zero(expr: sympy.Expr) -> bool:
+    """Whether SymPy proves ``expr == 0`` (under the checking substitution)."""
+    expr = unrewritten(expr).subs(_CHECK_SUBSTITUTION.get())
+    return sympy.simplify(expr) == 0 or sympy.simplify(_forced(expr)) == 0
+
+
+def _tidy_remainder(expr: sympy.Expr) -> sympy.Expr:
+    """A sum of logarithms with rational coefficients: each coefficient over one
+    denominator and factored, common factors pulled out, logarithms combined."""
+    expr = sympy.expand(expr, log=False)
+    logs = sorted(expr.atoms(sympy.log), key=sympy.default_sort_key)
+    plain = expr.subs({log: 0 for log in logs})
+    total = sympy.factor(sympy.together(plain))
+    total += sympy.Add(*[sympy.factor(sympy.together(expr.coeff(log))) * log for log in logs])
+    return _tidy_exponent(total)
+
+
+def _tidy_exponent(exponent: sympy.Expr) -> sympy.Expr:
+    """Factored, with sums of logarithms combined: ``a*(log(p) - log(1 - p))`` becomes
+    ``a*log(p/(1 - p))``, whose argument rule 4 can then shift by 1 without cancellation."""
+    # factor_terms, not factor: factor would expand log(p/(1 - p)) into a difference.
+    return sympy.factor_terms(exponent).replace(lambda e: e.is_Add, _combine_logs)
+
+
+def _combine_logs(add: sympy.Add) -> sympy.Expr:
+    """``sum k_i C log(u_i)`` (integers k_i, a common factor C) as ``C log(prod u_i**k_i)``;
+    valid for positive ``u_i`` (values of densities and positive parameters)."""
+    common, product = None, sympy.S.One
+    for term in add.args:
+        logs = [f for f in sympy.Mul.make_args(term) if isinstance(f, sympy.log)]
+        if len(logs) != 1:
+            return add
+        coefficient = term / logs[0]
+        common = coefficient if common is None else common
+        ratio = sympy.cancel(coefficient / common)
+        if not ratio.is_Integer:
+            return add
+        product *= logs[0].args[0] ** ratio
+    return common * sympy.log(product)
+
+
+def second_order(expr: sympy.Expr) -> sympy.Expr:
+    """Rule 2: ``sum w_i exp(y_i) + r = sum w_i phi(y_i) + (r + sum w_i + sum w_i y_i)``."""
+    terms, rest = exponential_terms(expr)
+    remainder = _tidy_remainder(rest + sum(w + w * y for w, y in terms))
+    return sympy.Add(*[w * expm1mx(y) for w, y in terms]) + remainder
+
+
+def log1p_form(expr: sympy.Expr) -> sympy.Expr:
+    """Rule 4: every ``log(A)`` (A not a bare symbol or number) becomes ``log1p(A - 1)``, with
+    ``A - 1`` over one denominator (``p/(1 - p) - 1 = (2p - 1)/(1 - p)``: the 1 cancels
+    exactly) or, when ``A`` holds exponentials whose coefficients add up to 1, as
+    ``sum w_i expm1(y_i)``. Top-down, so that an outer logarithm is shifted before the
+    logarithms inside it are rewritten."""
+    if isinstance(expr, sympy.log) and not (expr.args[0].is_Symbol or expr.args[0].is_Number):
+        argument = expr.args[0]
+        if exponential_terms(argument - 1)[0]:
+            shifted = expm1_form(argument - 1)
+        else:
+            shifted = sympy.factor(sympy.together(argument - 1))
+        return log1p(log1p_form(shifted))
+    if not expr.args or isinstance(expr, (sympy.Symbol, sympy.Number)):
+        return expr
+    return expr.func(*[log1p_form(argument) for argument in expr.args])
+
+
+def expm1_form(expr: sympy.Expr) -> sympy.Expr:
+    """``sum w_i exp(y_i) + r -> sum w_i expm1(y_i)`` when ``r = -sum w_i`` exactly."""
+    terms, rest = exponential_terms(expr)
+    if not terms or sympy.simplify(rest + sum(w for w, _ in terms)) != 0:
+        return expr
+    return sympy.Add(*[w * expm1(y) for w, y in terms])
+
+
+# ----------------------------------------------------------------------------- the curve
+
+
+def derive_renyi(spec: FamilySpec, first: sympy.Expr, second: sympy.Expr, arguments,
+                 *, budget: float = DEFAULT_BUDGET) -> RenyiCurve:
+    """The RDP curve ``D_alpha(first || second)`` and the KL divergence, with proof steps."""
+    token = _CHECK_SUBSTITUTION.set(_unit_interval_substitution(spec))
+    try:
+        return _derive_renyi(spec, first, second, arguments, budget)
+    finally:
+        _CHECK_SUBSTITUTION.reset(token)
+
+
+def _unit_interval_substitution(spec: FamilySpec) -> dict:
+    substitution = {}
+    for parameter in spec.parameters:
+        domain = parameter.domain
+        if domain.lower == 0 and domain.upper == 1 and not domain.integer:
+            u = sympy.Dummy(f"u_{parameter.name}", positive=True)
+            substitution[parameter.symbol] = u / (1 + u)
+    return substitution
+
+
+def _derive_renyi(spec, first, second, arguments, budget) -> RenyiCurve:
+    a = _EXCESS
+    steps = [ProofStep(
+        "Definition of the Rényi divergence of order alpha > 1 between the adjacent outputs.",
+        sympy.Symbol("D_alpha"), sympy.log(sympy.Integral(
+            first**ALPHA * second ** (1 - ALPHA), spec.variable)) / (ALPHA - 1),
+        "Rényi (1961); Mironov (2017), Definition 3", "definition")]
+    forward, found = _sum_of_powers(spec, first, second, arguments, budget)
+    common = dict(arguments=tuple(arguments), first=first, second=second)
+    if forward is None:
+        return RenyiCurve(textbook=None, stable=None, kl=None, kl_stable=None, symmetric=None,
+                          rho=None, steps=tuple(steps), reason=found, **common)
+    steps += found
+    backward, found_back = _sum_of_powers(spec, second, first, arguments, budget)
+    symmetric = backward is not None and sympy.simplify(forward - backward) == 0
+    if symmetric:
+        steps.append(ProofStep("Both directions give the same sum: the divergence is "
+                               "symmetric between the adjacent outputs.",
+                               forward, backward, "SymPy simplify of the difference is 0",
+                               "symmetry"))
+    textbook = sympy.log(forward) / a
+    if not symmetric:
+        if backward is None:
+            return RenyiCurve(textbook=None, stable=None, kl=None, kl_stable=None,
+                              symmetric=None, rho=None, steps=tuple(steps),
+                              reason=f"the reverse direction has no closed form: {found_back}",
+                              **common)
+        textbook = sympy.Max(textbook, sympy.log(backward) / a)
+        steps.append(ProofStep("The directions differ; the mechanism's curve is the larger.",
+                               sympy.Symbol("D_alpha"), textbook, "definition of RDP",
+                               "larger direction"))
+    kl = _kl_limit(textbook, steps)
+    stable = _stable_renyi(forward, steps) if symmetric else None
+    kl_stable = _stable_kl(forward, kl, steps) if symmetric else None
+    in_alpha = {a: ALPHA - 1}
+    textbook_alpha = textbook.subs(in_alpha)
+    steps.append(ProofStep("The RDP curve of the mechanism (closed form).",
+                           sympy.Symbol("D_alpha"), textbook_alpha, "the steps above",
+                           "rdp curve"))
+    rho = sympy.simplify(textbook_alpha / ALPHA)
+    rho = rho if not rho.has(ALPHA) else None
+    if rho is not None:
+        steps.append(ProofStep("The curve is linear in alpha: the mechanism is rho-zCDP.",
+                               sympy.Symbol("rho"), rho,
+                               "Bun and Steinke (2016): D_alpha <= rho*alpha for all alpha > 1",
+                               "zCDP"))
+    if stable is not None:
+        stable = stable.subs(in_alpha)
+        stable = stable if stable.has(sympy.Piecewise) else sympy.factor(stable)
+    return RenyiCurve(textbook=textbook_alpha, stable=stable,
+                      kl=kl, kl_stable=kl_stable, symmetric=symmetric, rho=rho,
+                      steps=tuple(steps), **common)
+
+
+def _sum_of_powers(spec, first, second, arguments, budget):
+    """``S(a) = ∫ first^(1+a) second^(-a)``, tidied: (S, steps) or (None, reason)."""
+    integrand = first ** (1 + _EXCESS) * second ** (-_EXCESS)
+    value, found = _piecewise_integral(integrand, spec, arguments, budget)
+    if value is None:
+        return None, found
+    tidied = sympy.powsimp(value)
+    if tidied.has(sympy.erf, sympy.erfc):  # whole-line Gaussian integrals: erf limits cancel
+        tidied = sympy.powsimp(sympy.simplify(tidied))
+    step = ProofStep("Adding the pieces (alpha = 1 + a, a > 0).",
+                     sympy.Integral(integrand, spec.variable), tidied, "sum of the pieces",
+                     "sum")
+    return tidied, (*found, step)
+
+
+def _kl_limit(textbook: sympy.Expr, steps: list) -> sympy.Expr:
+    """KL = lim_{a -> 0} D_{1+a} (L'Hôpital: the sum is 1 at a = 0)."""
+    kl = sympy.simplify(sympy.limit(textbook, _EXCESS, 0, "+"))
+    # force=True splits logarithms of products: their arguments are density values (> 0).
+    combined = _tidy_remainder(sympy.expand_log(kl, force=True))
+    kl = min((kl, combined), key=sympy.count_ops)
+    if not is_closed(kl):
+        raise DerivationError(f"the limit alpha -> 1 of the Rényi divergence is not closed: {kl}")
+    steps.append(ProofStep("The KL divergence is the limit alpha -> 1 of the Rényi divergence.",
+                           sympy.Limit(textbook.subs(_EXCESS, ALPHA - 1), ALPHA, 1, "+"), kl,
+                           "van Erven and Harremoës (2014), Theorem 5; SymPy limit", "KL"))
+    return kl
+
+
+def _checked_equal(lhs: sympy.Expr, rhs: sympy.Expr) -> bool:
+    """Whether SymPy proves ``lhs == rhs`` (with the rewritten functions written out); for
+    logarithms divided by ``a``, ``exp(a*lhs) == exp(a*rhs)`` (exp is injective on the reals)."""
+    substitution = _CHECK_SUBSTITUTION.get()
+    lhs, rhs = unrewritten(lhs).subs(substitution), unrewritten(rhs).subs(substitution)
+    exponentials = sympy.exp(sympy.expand(_EXCESS * lhs)) - sympy.exp(sympy.expand(_EXCESS * rhs))
+    if sympy.simplify(_forced(exponentials)) == 0:
+        return True
+    difference = lhs - rhs
+    # force=True splits powers and logarithms of products: valid here because every base
+    # is a value of a density (positive), or a positive parameter.
+    for attempt in (sympy.simplify,
+                    lambda e: sympy.simplify(_forced(e)),
+                    lambda e: sympy.simplify(sympy.exp(_forced(e)) - 1)):
+        if attempt(difference) == 0:
+            return True
+    return False
+
+
+def _forced(expr: sympy.Expr) -> sympy.Expr:
+    """Powers with symbolic exponents as ``exp(e*log(b))``, logarithms of products split,
+    exponentials merged: one normal form for both sides of an identity."""
+    expr = expr.replace(lambda e: e.is_Pow and bool(e.exp.free_symbols),
+                        lambda e: sympy.exp(e.exp * sympy.log(e.base)))
+    expr = sympy.expand_log(sympy.expand(expr), force=True)
+    return sympy.powsimp(sympy.expand(expr), force=True)
+
+
+def _rewrite_step(claim, lhs, rhs, rule, steps) -> None:
+    if not _checked_equal(lhs, rhs):
+        raise DerivationError(f"the rewrite '{rule}' changed the value: {lhs} vs {rhs}")
+    steps.append(ProofStep(claim, lhs, rhs, f"{rule}; SymPy simplifies the difference to 0",
+                           "stable form"))
+
+
+def _stable_renyi(forward: sympy.Expr, steps: list) -> sympy.Expr | None:
+    """Piecewise((log1p(second order)/a, M <= SWITCH), (log-sum-exp, True))."""
+    a = _EXCESS
+    terms, rest = exponential_terms(forward)
+    if rest != 0 or not terms:
+        return None
+    total = sympy.Add(*[c * sympy.exp(x) for c, x in terms])
+    _rewrite_step("Each term of the sum is a coefficient times an exponential.",
+                  forward, total, "rule 1 (exponential split)", steps)
+    if len(terms) == 1:
+        (c, x), = terms
+        stable = sympy.expand((sympy.log(c) + x) / a)
+        stable = log1p_form(stable)
+        _rewrite_step("One exponential: its logarithm is its exponent.", sympy.log(forward) / a,
+                      stable, "log(c*exp(x)) = log(c) + x", steps)
+        return stable
+    small = log1p(second_order(total - 1)) / a
+    _rewrite_step("Near privacy (largest exponent at most 2): the sum minus 1 as non-negative "
+                  "second-order terms, phi(y) = exp(y) - 1 - y.", sympy.log(forward) / a, small,
+                  "rule 2 (second order)", steps)
+    exponents = [x for _, x in terms]
+    # log(sum c_i e^x_i) = M + log(sum c_i e^(x_i - M)) holds for every M: proved with M a
+    # free symbol, then M is the largest exponent (no overflow, and the rest lies in (0, 1]).
+    shift = sympy.Dummy("M", real=True)
+    generic = shift / a + sympy.log(sympy.Add(*[c * sympy.exp(x - shift) for c, x in terms])) / a
+    _rewrite_step("Far from privacy: any M taken out of the logarithm of the sum.",
+                  sympy.log(forward) / a, generic, "rule 3 (log-sum-exp)", steps)
+    largest, largest_over_a = _largest(exponents, a)
+    # x - largest unfactored: factor() would split log(p/(1 - p)) into a difference again.
+    inner = sympy.Add(*[c * sympy.exp(x - largest) for c, x in terms])
+    shifted = log1p_form(sympy.log(inner))
+    _rewrite_step("The remaining logarithm, with M the largest exponent, as log1p of a sum of "
+                  "expm1.", sympy.log(inner), shifted, "rule 4 (log1p/expm1)", steps)
+    large = log1p_form(largest_over_a) + shifted / a
+    small = log1p_form(small)
+    return sympy.Piecewise((small, largest <= SWITCH), (large, True))
+
+
+def _largest(exponents: list[sympy.Expr], a: sympy.Symbol) -> tuple:
+    """The largest exponent M and M/a: one provably at least every other, ``Abs`` for a pair
+    of opposite exponents, else their ``Max``."""
+    for candidate in exponents:
+        if all(sympy.simplify(candidate - other).is_nonnegative for other in exponents):
+            return candidate, _tidy_exponent(candidate / a)
+    if len(exponents) == 2 and _proved_zero(exponents[0] + exponents[1]):
+        return sympy.Abs(exponents[0]), sympy.Abs(_tidy_exponent(exponents[0] / a))
+    return sympy.Max(*exponents), sympy.Max(*[_tidy_exponent(x / a) for x in exponents])
+
+
+def _stable_kl(forward: sympy.Expr, kl: sympy.Expr, steps: list) -> sympy.Expr:
+    """KL = dS/da at a = 0, put in second-order form (rules 1, 2, 4)."""
+    derivative = sympy.diff(forward, _EXCESS).subs(_EXCESS, 0)
+    stable = log1p_form(second_order(sympy.expand(derivative)))
+    stable = stable if sympy.count_ops(stable) <= 3 * sympy.count_ops(kl) + 10 else kl
+    _rewrite_step("The KL divergence as non-negative second-order terms (KL = dS/da at a = 0, "
+                  "since S(0) = 1).", kl, stable, "rules 1, 2 and 4", steps)
+    return stable
