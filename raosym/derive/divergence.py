@@ -94,11 +94,19 @@ class RenyiCurve:
     def integrand(self, reverse: bool = False) -> sympy.Expr:
         """``f_D^alpha f_D'^(1 - alpha)`` (``reverse`` swaps the two), for numeric checks."""
         first, second = (self.second, self.first) if reverse else (self.first, self.second)
-        return first**ALPHA * second ** (1 - ALPHA)
+        # In log space: far in a tail first**alpha underflows and second**(1 - alpha) would
+        # divide by that zero.
+        return sympy.exp(ALPHA * log_density(first) + (1 - ALPHA) * log_density(second))
 
     def kl_integrand(self, reverse: bool = False) -> sympy.Expr:
         first, second = (self.second, self.first) if reverse else (self.first, self.second)
-        return first * (sympy.log(first) - sympy.log(second))
+        return first * (log_density(first) - log_density(second))
+
+
+def log_density(density: sympy.Expr) -> sympy.Expr:
+    """``log f`` with the logarithm distributed over products and powers (valid: f > 0), so
+    that it stays finite where f itself underflows."""
+    return sympy.expand_log(sympy.log(density), force=True)
 
 
 def unrewritten(expr: sympy.Expr) -> sympy.Expr:

@@ -1,0 +1,169 @@
+"""Verification of a mechanism's accounting: Rao-DP budget, RDP curve, KL, against mpmath.
+
+Verify stage, called by :func:`raosym.verify.checks.verify` when the derivation has a
+mechanism. Every quantity is recomputed independently of its closed form, at
+:data:`WORKING_DIGITS`, at :data:`POINT_COUNT` or more (alpha, parameter) points, and must agree to
+:data:`DIVERGENCE_DIGITS`:
+
+- ``renyi`` / ``renyi_stable``: ``log(∫ f_D^alpha f_D'^(1-alpha)) / (alpha - 1)`` by the
+  quadrature of :mod:`raosym.verify.quadrature` (split at the kinks, tails mapped), against
+  the closed form and its stable rewrite; where the directions were not proved equal, the
+  reverse direction may not exceed the curve (``renyi_reverse``);
+- ``kl`` / ``kl_stable``: ``∫ f_D log(f_D / f_D')`` likewise;
+- ``rao_dp_theta``: for an additive mechanism ``Delta sqrt(E[s_mu^2])`` with the expectation
+  by quadrature at fixed scale; for a neighbour map, the length ``∫ sqrt(g)`` of the segment
+  from ``p`` to its image, with ``g = E[s^2]`` summed at every node;
+- a curve without closed form (``renyi_numeric``): the quadrature at two working precisions,
+  which must agree to :data:`DIVERGENCE_DIGITS` (the accuracy the numeric curve is stated with).
+"""
+
+from __future__ import annotations
+
+import mpmath
+import sympy
+
+from raosym.derive.divergence import ALPHA, log_density, unrewritten
+from raosym.derive.fisher import scores
+from raosym.verify.evaluate import evaluate
+from raosym.verify.points import sample_points
+from raosym.verify.quadrature import expectation
+
+#: Digits every divergence and Rao-DP check must reach.
+DIVERGENCE_DIGITS = 25
+#: Working precision of these checks.
+WORKING_DIGITS = 40
+#: Orders and scale ratios (scale / sensitivity) of the additive checks: near 1, ordinary,
+#: large orders, small and large noise.
+_ADDITIVE_POINTS = (
+    (sympy.Rational(3, 2), 1, 1), (2, 1, 1), (5, 1, 2), (32, 1, 10), (sympy.Rational(1001, 1000), 2, 3),
+    (8, 3, sympy.Rational(1, 2)),
+)
+#: Orders and probabilities of the neighbour-map checks (randomized response).
+_NEIGHBOUR_POINTS = (
+    (2, sympy.Rational(3, 4)), (sympy.Rational(3, 2), sympy.Rational(51, 100)),
+    (5, sympy.Rational(9, 10)), (32, sympy.Rational(99, 100)),
+    (sympy.Rational(1001, 1000), sympy.Rational(3, 10)),
+)
+
+
+def mechanism_points(derivation) -> list[dict]:
+    """(alpha, parameters) points: every symbol the curve's arguments need, as mpf."""
+    spec, mechanism = derivation.spec, derivation.mechanism
+    base = sample_points(spec, 1)[0]
+    points = []
+    if mechanism.kind == "additive":
+        delta, scale = mechanism.arguments[:2]
+        for alpha, sensitivity, ratio in _ADDITIVE_POINTS:
+            point = dict(base)
+            point.update({ALPHA: mpmath.mpf(alpha), delta: mpmath.mpf(sensitivity),
+                          scale: mpmath.mpf(sensitivity) * mpmath.mpf(ratio)})
+            points.append(point)
+        return points
+    (moved, _), = spec.mechanism.neighbour
+    for alpha, value in _NEIGHBOUR_POINTS:
+        point = dict(base)
+        point.update({ALPHA: mpmath.mpf(alpha), moved: mpmath.mpf(value)})
+        points.append(point)
+    return points
+
+
+def divergence_checks(derivation, make_check) -> list:
+    """All checks of the mechanism; ``make_check(quantity, point, symbolic, numeric,
+    required=...)`` builds one :class:`~raosym.verify.checks.Check`."""
+    mechanism = derivation.mechanism
+    if mechanism is None:
+        return []
+    checks = []
+    with mpmath.workdps(WORKING_DIGITS):
+        for point in mechanism_points(derivation):
+            checks += _theta_checks(derivation, point, make_check)
+            checks += _renyi_checks(derivation, point, make_check)
+    return checks
+
+
+def _outputs(derivation):
+    """The two adjacent outputs, built here from the spec: an additive mechanism's at
+    locations ``mu`` and ``mu + Delta`` (the derivation put them at 0 and Delta, so the
+    translation invariance it claimed is checked too)."""
+    spec, mechanism = derivation.spec, derivation.mechanism
+    if mechanism.kind != "additive":
+        return mechanism.renyi.first, mechanism.renyi.second
+    location, delta = spec.mechanism.location.symbol, spec.mechanism.sensitivity
+    return spec.density, spec.density.subs(location, location + delta)
+
+
+def _integrand(derivation, reverse=False):
+    first, second = _outputs(derivation)
+    if reverse:
+        first, second = second, first
+    return sympy.exp(ALPHA * log_density(first) + (1 - ALPHA) * log_density(second))
+
+
+def _numeric_renyi(derivation, point, reverse=False):
+    integral = expectation(derivation.spec, _integrand(derivation, reverse), point)
+    return mpmath.log(integral) / (point[ALPHA] - 1)
+
+
+def _numeric_kl(derivation, point):
+    first, second = _outputs(derivation)
+    integrand = first * (log_density(first) - log_density(second))
+    return expectation(derivation.spec, integrand, point)
+
+
+def _renyi_checks(derivation, point, make_check) -> list:
+    spec, curve = derivation.spec, derivation.mechanism.renyi
+    numeric = _numeric_renyi(derivation, point)
+    if not curve.closed:
+        with mpmath.workdps(WORKING_DIGITS - 10):
+            coarse = _numeric_renyi(derivation, point)
+        return [make_check("renyi_numeric", point, coarse, numeric, required=DIVERGENCE_DIGITS)]
+    checks = [make_check("renyi", point, evaluate(curve.textbook, point), numeric,
+                         required=DIVERGENCE_DIGITS)]
+    if curve.stable is not None:
+        checks.append(make_check("renyi_stable", point, evaluate(unrewritten(curve.stable), point),
+                                 numeric, required=DIVERGENCE_DIGITS))
+    if not curve.symmetric:
+        reverse = _numeric_renyi(derivation, point, reverse=True)
+        bound = max(numeric, reverse)
+        checks.append(make_check("renyi_larger_direction", point,
+                                 evaluate(curve.textbook, point), bound,
+                                 required=DIVERGENCE_DIGITS))
+    kl = _numeric_kl(derivation, point)
+    checks.append(make_check("kl", point, evaluate(curve.kl, point), kl,
+                             required=DIVERGENCE_DIGITS))
+    if curve.kl_stable is not None:
+        checks.append(make_check("kl_stable", point, evaluate(unrewritten(curve.kl_stable), point),
+                                 kl, required=DIVERGENCE_DIGITS))
+    return checks
+
+
+def _theta_checks(derivation, point, make_check) -> list:
+    spec, mechanism = derivation.spec, derivation.mechanism
+    symbolic = evaluate(mechanism.theta_stable, point)
+    if mechanism.kind == "additive":
+        location = spec.mechanism.location.symbol
+        index = spec.coordinate_symbols.index(location)
+        score = scores(spec)[index]
+        at = dict(point)
+        at[location] = mpmath.mpf(0)
+        information = expectation(spec, score**2 * spec.density, at)
+        numeric = point[mechanism.arguments[0]] * mpmath.sqrt(information)
+    else:
+        numeric = _neighbour_length(derivation, point)
+    return [make_check("rao_dp_theta", point, symbolic, numeric, required=DIVERGENCE_DIGITS)]
+
+
+def _neighbour_length(derivation, point) -> mpmath.mpf:
+    """``|∫ sqrt(E[s^2])|`` along the segment from the point to its image (one coordinate)."""
+    spec = derivation.spec
+    (moved, image), = spec.mechanism.neighbour
+    score = scores(spec)[spec.coordinate_symbols.index(moved)]
+    integrand = score**2 * spec.density
+
+    def root_information(value):
+        at = dict(point)
+        at[moved] = value
+        return mpmath.sqrt(expectation(spec, integrand, at))
+
+    start, end = point[moved], evaluate(image, point)
+    return abs(mpmath.quad(root_information, [start, end]))
