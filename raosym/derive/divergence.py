@@ -17,8 +17,9 @@ densities (``f_D`` and ``f_D'``), the order ``alpha`` as a symbol. Output: a
      terms that cancel when the mechanism is nearly private (``alpha -> 1``, large noise);
   3. *log-sum-exp*: ``log sum c_i exp(x_i) = M + log sum c_i exp(x_i - M)``, ``M = max x_i``,
      which removes the overflow when the noise is small;
-  4. *log1p/expm1*: ``log(A) = log1p(A - 1)`` and ``w exp(y) - w = w expm1(y)`` where the
-     difference simplifies (``log(p/(1-p)) = log1p((2p-1)/(1-p))``).
+  4. *log1p/expm1*: ``log(A) = log1p(A - 1) = -log1p(1/A - 1)`` (:class:`log_ratio` picks
+     the non-negative argument) and ``w exp(y) - w = w expm1(y)`` where the difference
+     simplifies (``log(p/(1-p)) = log1p((2p-1)/(1-p))``).
 
   The stable Rényi form is ``Piecewise((log1p(second order)/(alpha-1), M <= 2),
   (log-sum-exp, True))``: below the switch every added term is non-negative and nothing
@@ -70,6 +71,21 @@ class expm1mx(sympy.Function):  # noqa: N801 - a SymPy function, named like expm
         return rf"\operatorname{{\varphi}}\left({printer._print(self.args[0])}\right)"
 
 
+class log_ratio(sympy.Function):  # noqa: N801 - a SymPy function
+    """``log(1 + d)`` given ``d = A - 1`` and ``e = 1/A - 1`` both in exact form: the generated
+    code takes ``log1p(d)`` for ``d >= 0`` and ``-log1p(e)`` otherwise, so the argument of
+    log1p is never near -1 (where it is ill-conditioned): ``log(p/(1-p))`` keeps its digits
+    near p = 1/2 *and* near 0 and 1. Never evaluated symbolically."""
+
+    nargs = 2
+
+    def _eval_rewrite_as_log(self, d, e, **kwargs):
+        return sympy.log(1 + d)
+
+    def _latex(self, printer):
+        return rf"\log\left(1 + {printer._print(self.args[0])}\right)"
+
+
 @dataclass(frozen=True)
 class RenyiCurve:
     """The RDP curve of a mechanism and its KL divergence (see the module docstring)."""
@@ -113,7 +129,8 @@ def unrewritten(expr: sympy.Expr) -> sympy.Expr:
     """``expr`` with ``expm1mx``, ``expm1`` and ``log1p`` written out (for checks)."""
     return expr.replace(lambda e: isinstance(e, expm1mx), lambda e: e.rewrite(sympy.exp)) \
         .replace(lambda e: isinstance(e, expm1), lambda e: sympy.exp(e.args[0]) - 1) \
-        .replace(lambda e: isinstance(e, log1p), lambda e: sympy.log(1 + e.args[0]))
+        .replace(lambda e: isinstance(e, log1p), lambda e: sympy.log(1 + e.args[0])) \
+        .replace(lambda e: isinstance(e, log_ratio), lambda e: sympy.log(1 + e.args[0]))
 
 
 # ----------------------------------------------------------------------------- integrals
@@ -322,6 +339,9 @@ def log1p_form(expr: sympy.Expr) -> sympy.Expr:
             shifted = expm1_form(argument - 1)
         else:
             shifted = sympy.factor(sympy.together(argument - 1))
+            inverse = sympy.factor(sympy.together(1 / argument - 1))
+            if _proved_zero((1 + shifted) * (1 + inverse) - 1):
+                return log_ratio(log1p_form(shifted), log1p_form(inverse))
         return log1p(log1p_form(shifted))
     if not expr.args or isinstance(expr, (sympy.Symbol, sympy.Number)):
         return expr

@@ -1,0 +1,170 @@
+"""The privacy-accounting functions of a mechanism's generated module (Python backend).
+
+Emit stage. Input: a :class:`Verified` whose derivation has a mechanism. Output: the context
+of ``templates/accounting.py.j2``, included at the end of ``module.py.j2``:
+
+- ``rao_dp_theta(sensitivity, scale)`` (additive) or ``rao_dp_theta(p)`` (neighbour map);
+- ``rao_dp_scale(sensitivity, theta)`` (additive: the calibration) or
+  ``rao_dp_parameter(theta)`` (neighbour map: the parameter that reaches the budget);
+- ``rdp_epsilon(alpha, ...)``: the RDP curve, vectorized over alpha (and broadcasting with the
+  other arguments), printed from the *stable* form that :mod:`raosym.derive.divergence`
+  derived (every rewrite proved equal to the textbook curve);
+- ``kl_divergence(...)``.
+
+Arguments are named as in the derivation file (``b``, ``sigma``, ``p``); the sensitivity
+``Delta`` is ``sensitivity``. Other constants of the family (a shape ``N``) are keyword-only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import sympy
+
+from raosym.derive.divergence import ALPHA, expm1mx
+from raosym.derive.mechanism import THETA
+from raosym.emit.python.printer import ModulePrinter
+from raosym.errors import EmitError
+from raosym.verify.checks import Verified
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+#: The name of the sensitivity argument in generated code.
+SENSITIVITY = "sensitivity"
+#: Terms of the Taylor series of exp(x) - 1 - x the helper sums for |x| < 1: the first term
+#: left out is below 1/20! ~ 4e-19 relative to the sum there.
+_SERIES_TERMS = 20
+
+
+class AccountingPrinter(ModulePrinter):
+    """The module printer plus ``expm1mx`` (a helper) and ``Max`` as ``np.maximum``."""
+
+    def _print_expm1mx(self, expr):
+        return self._helper("expm1mx", *expr.args)
+
+    def _print_log_ratio(self, expr):
+        return self._helper("log_ratio", *expr.args)
+
+    def _print_Piecewise(self, expr):
+        # np.where of the two forms (the stable curve's only shape): both are computed, the
+        # unselected one may overflow, and the caller silences that under np.errstate.
+        (first, condition), (second, otherwise) = expr.args
+        if otherwise is not sympy.true:
+            raise EmitError(f"cannot print {expr}: expected two pieces, the last unconditional")
+        return (f"np.where({self._print(condition)}, {self._print(first)}, "
+                f"{self._print(second)})")
+
+    def _print_Max(self, expr):
+        printed = [self._print(arg) for arg in expr.args]
+        result = printed[0]
+        for other in printed[1:]:
+            result = f"np.maximum({result}, {other})"
+        return result
+
+
+def accounting_context(verified: Verified) -> dict | None:
+    """What ``accounting.py.j2`` lays out, or None for a family without a mechanism."""
+    mechanism = verified.derivation.mechanism
+    if mechanism is None:
+        return None
+    spec = verified.derivation.spec
+    names = _argument_names(spec, mechanism)
+    rename = {symbol: sympy.Symbol(name, **symbol.assumptions0) for symbol, name in names.items()}
+    keywords = [p for p in spec.constants if p.symbol in mechanism.arguments
+                and p.symbol != getattr(spec.mechanism.scale, "symbol", None)]
+    positional = [s for s in mechanism.arguments if s not in {p.symbol for p in keywords}]
+    domains = _domains(spec, mechanism)
+    scalars = {rename.get(p.symbol, p.symbol) for p in keywords}
+    curve = mechanism.renyi
+    context = {
+        "kind": mechanism.kind,
+        "manifold": mechanism.manifold,
+        "arguments": ", ".join(names[s] for s in positional),
+        "keywords": "".join(f", {p.name}" for p in keywords),
+        "keyword_pass": "".join(f", {p.name}={p.name}" for p in keywords),
+        "keyword_signature": ("".join([", *", *(f", {p.name}" for p in keywords)])
+                              if keywords else ""),
+        "requirements": [domains[s] for s in positional],
+        "keyword_requirements": [domains[p.symbol] for p in keywords],
+        "theta": _function(mechanism.theta_stable, rename, scalars),
+        "theta_formula": sympy.sstr(mechanism.theta.xreplace(rename)),
+        "calibration": None,
+        "rdp": None,
+        "kl": None,
+        "closed": curve.closed,
+        "reason": curve.reason,
+        "series": _series_coefficients(),
+    }
+    printed = [context["theta"]] + [context[key] for key in ("calibration", "rdp", "kl")
+                                    if context[key] is not None]
+    # A scalar gamma (a shape constant's calibration) is printed as math.gamma.
+    context["uses_math"] = any("math." in code for function in printed
+                               for code in [function["code"], *dict(function["assignments"]).values()])
+    if mechanism.calibration is not None:
+        context["calibration"] = {
+            "name": "rao_dp_scale" if mechanism.kind == "additive" else "rao_dp_parameter",
+            "solves_for": mechanism.calibrated.name,
+            "arguments": (f"{SENSITIVITY}, theta" if mechanism.kind == "additive" else "theta"),
+            "formula": sympy.sstr(mechanism.calibration.xreplace(rename)),
+            **_function(mechanism.calibration, rename, scalars),
+        }
+    if curve.closed and curve.stable is not None:
+        context["rdp"] = {
+            "textbook": sympy.sstr(curve.textbook.xreplace(rename)),
+            "rho": None if curve.rho is None else sympy.sstr(curve.rho.xreplace(rename)),
+            **_function(curve.stable, rename, scalars),
+        }
+        context["kl"] = {
+            "textbook": sympy.sstr(curve.kl.xreplace(rename)),
+            **_function(curve.kl_stable if curve.kl_stable is not None else curve.kl, rename,
+                        scalars),
+        }
+    return context
+
+
+def _argument_names(spec, mechanism) -> dict:
+    names = {symbol: symbol.name for symbol in mechanism.arguments}
+    if mechanism.kind == "additive":
+        names[spec.mechanism.sensitivity] = SENSITIVITY
+    names[ALPHA] = "alpha"
+    names[THETA] = "theta"
+    return names
+
+
+def _domains(spec, mechanism) -> dict:
+    """``(local name, domain text, lower, upper)`` of each argument, for ``_require``."""
+    found = {}
+    parameters = {p.symbol: p for p in spec.parameters}
+    for symbol in mechanism.arguments:
+        if symbol in parameters:
+            domain = parameters[symbol].domain
+            lower = repr(float(domain.lower)) if domain.lower.is_finite else "-np.inf"
+            upper = repr(float(domain.upper)) if domain.upper.is_finite else "np.inf"
+            found[symbol] = {"name": symbol.name, "label": f"'{symbol.name}'",
+                             "domain": domain.describe(), "lower": lower, "upper": upper}
+        else:  # the sensitivity
+            found[symbol] = {"name": SENSITIVITY, "label": SENSITIVITY, "domain": "(0, oo)",
+                             "lower": "0.0", "upper": "np.inf"}
+    return found
+
+
+def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
+    """Assignments (CSE) and the result of one printed expression, and the helpers used."""
+    expr = expr.xreplace(rename)
+    replacements, (reduced,) = sympy.cse([expr], symbols=sympy.numbered_symbols("_t"),
+                                         order="canonical")
+    printer = AccountingPrinter(scalars)
+    assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
+    code = printer.doprint(reduced)
+    if "# Not supported" in code:
+        raise EmitError(f"cannot print {expr}")
+    return {"assignments": assignments, "code": code, "helpers": sorted(printer.helpers),
+            "piecewise": expr.has(sympy.Piecewise)}
+
+
+def _series_coefficients() -> list[str]:
+    """1/k! for k = 2 .. _SERIES_TERMS + 1, from SymPy's series of exp(x) - 1 - x (Horner
+    order: highest first)."""
+    x = sympy.Symbol("x")
+    series = sympy.series(expm1mx(x).rewrite(sympy.exp), x, 0, _SERIES_TERMS + 2).removeO()
+    coefficients = [series.coeff(x, k) for k in range(2, _SERIES_TERMS + 2)]
+    return [repr(float(c)) for c in reversed(coefficients)]
