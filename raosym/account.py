@@ -287,8 +287,11 @@ def repeated_rao(theta: float, count: int) -> float:
 # ---------------------------------------------------------------------------------------------
 # Mechanisms: the generated accounting functions behind one adapter
 
-#: The accounting functions a generated mechanism module may define.
-ACCOUNTING_FUNCTIONS = ("rdp_epsilon", "kl_divergence", "rao_dp_theta", "rao_dp_scale")
+#: The accounting functions a generated mechanism module may define. The Rao-DP calibration
+#: is ``rao_dp_scale(sensitivity, theta, ...)`` for additive mechanisms (scale = Δ·k/θ) and
+#: ``rao_dp_parameter(theta, ...)`` for others (randomized response's p).
+ACCOUNTING_FUNCTIONS = ("rdp_epsilon", "kl_divergence", "rao_dp_theta", "rao_dp_scale",
+                        "rao_dp_parameter")
 
 
 @dataclass(frozen=True)
@@ -306,6 +309,7 @@ class Mechanism:
     kl_divergence: Callable | None = None
     rao_dp_theta: Callable | None = None
     rao_dp_scale: Callable | None = None
+    rao_dp_parameter: Callable | None = None
     domains: dict = field(default_factory=dict)
     source: str = ""
 
@@ -544,20 +548,28 @@ def calibrate_rao(mechanism: Mechanism, theta: float, values: dict, *, repeat: i
     name = _solved_parameter(mechanism, values, solve)
     per_release = theta / math.sqrt(_positive_count(repeat))
     target = {"theta": theta, "repeat": repeat, "theta_per_release": per_release}
-    scale = mechanism.rao_dp_scale
-    if scale is not None and _is_scale_of(scale, name):
+    closed_form = _closed_form_calibration(mechanism, name)
+    if closed_form is not None:
         given = {k: float(v) for k, v in values.items()}
-        value = float(_call(mechanism, scale, theta=per_release, **given))
+        value = float(_call(mechanism, closed_form, theta=per_release, **given))
         return Calibration("rao-dp", name, value, target,
-                           "closed form rao_dp_scale (scale = sensitivity·k/θ, k derived)")
+                           f"closed form {closed_form.__name__} (derived)")
     value = solve_parameter(lambda x: mechanism.theta(**values, **{name: x}), per_release,
                             mechanism.domains.get(name, (0.0, math.inf)), name)
     return Calibration("rao-dp", name, value, target, "root of rao_dp_theta (Brent)")
 
 
-def _is_scale_of(rao_dp_scale: Callable, name: str) -> bool:
-    """rao_dp_scale returns the parameter that is not among its own arguments."""
-    return name not in inspect.signature(rao_dp_scale).parameters
+def _closed_form_calibration(mechanism: Mechanism, name: str) -> Callable | None:
+    """The generated calibration function that returns parameter ``name``, if there is one:
+    it returns the one mechanism parameter that is not among its own arguments."""
+    for function in (mechanism.rao_dp_scale, mechanism.rao_dp_parameter):
+        if function is None:
+            continue
+        own = set(inspect.signature(function).parameters)
+        returned = [p for p in mechanism.parameters if p not in own]
+        if returned == [name]:
+            return function
+    return None
 
 
 def calibrate_dp(mechanism: Mechanism, epsilon: float, delta: float, values: dict, *,

@@ -9,8 +9,10 @@ mpmath computations at 30 digits written below.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
+import os
 import textwrap
 from pathlib import Path
 
@@ -23,6 +25,9 @@ from hypothesis import strategies as st
 from raosym import account
 
 REPOSITORY = Path(__file__).resolve().parents[1]
+#: The generated folder the last tests read (another one, e.g. a fresh `raosym generate
+#: --output DIR`, can be given in $RAOSYM_GENERATED).
+GENERATED = Path(os.environ.get("RAOSYM_GENERATED", REPOSITORY / "generated"))
 
 # Independent per-release curves (numpy, textbook formulas) in the generated-module contract.
 FAKE_MODULES = {
@@ -314,6 +319,15 @@ def test_rao_calibration_of_randomized_response_by_root_finding(fakes, theta):
     assert found.parameter == "p"
     assert found.value == pytest.approx(float(expected), rel=1e-13)
     assert "root" in found.method
+    # With a generated closed form (p = (1 + sin(θ/2))/2, equal to the above) it is used.
+
+    def rao_dp_parameter(theta):
+        return (1 + np.sin(theta / 2)) / 2
+
+    closed = account.calibrate_rao(dataclasses.replace(rr, rao_dp_parameter=rao_dp_parameter),
+                                   theta, {})
+    assert closed.method == "closed form rao_dp_parameter (derived)"
+    assert closed.value == pytest.approx(float(expected), rel=1e-15)
 
 
 def test_rao_calibration_refuses_a_budget_no_p_meets(fakes):
@@ -510,16 +524,16 @@ def test_cli_bad_input_exits_2_with_a_clear_message(fakes, capsys, argv, message
 # --- the real generated modules, once part B's functions are generated ----------------------
 
 def _generated(name):
-    return name in account.available_mechanisms(REPOSITORY / "generated")
+    return name in account.available_mechanisms(GENERATED)
 
 
 @pytest.mark.skipif(not _generated("gaussian_location"),
-                    reason="generated/python/gaussian_location.py has no rdp_epsilon yet")
+                    reason=f"{GENERATED}/python/gaussian_location.py has no rdp_epsilon yet")
 def test_generated_gaussian_reproduces_the_worked_example(capsys, monkeypatch):
     monkeypatch.setenv("RAOSYM_DERIVATIONS", str(REPOSITORY / "derivations"))
     status, out, _ = run(capsys, "account", "--mechanism", "gaussian_location", "--sigma", "4",
                          "--repeat", "52", "--delta", "1e-6", "--json",
-                         "--generated", str(REPOSITORY / "generated"))
+                         "--generated", str(GENERATED))
     assert status == 0
     summary = json.loads(out)
     assert summary["dp"]["mironov"]["epsilon"] == pytest.approx(11.1013293857, abs=5e-11)
@@ -534,9 +548,8 @@ def test_generated_gaussian_reproduces_the_worked_example(capsys, monkeypatch):
 ])
 def test_generated_curves_convert_like_mpmath(name, values, mp_curve):
     if not _generated(name):
-        pytest.skip(f"generated/python/{name}.py has no rdp_epsilon yet")
-    generated = account.load_mechanism(name, REPOSITORY / "generated",
-                                       REPOSITORY / "derivations")
+        pytest.skip(f"{GENERATED}/python/{name}.py has no rdp_epsilon yet")
+    generated = account.load_mechanism(name, GENERATED, REPOSITORY / "derivations")
     found = account.dp_epsilon(generated.curve(**values).repeated(20), 1e-6, "balle")
     _, epsilon = mp_optimum("balle", lambda a: 20 * mp_curve(a), 1e-6,
                                 (1 + (found.alpha - 1) / 2, 2 * found.alpha))
