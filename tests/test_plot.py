@@ -96,3 +96,12 @@ def test_cli_bad_input_exits_2(fakes, tmp_path, capsys, monkeypatch, argv, messa
     status = plot.main(["plot", "rdp", *argv, "--generated", str(fakes)])
     assert status == 2
     assert message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix", [".png", ".pdf"])
+def test_the_same_figure_gives_the_same_bytes(fakes, tmp_path, suffix):
+    """No timestamp in the files, so a committed figure does not drift between runs."""
+    first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+    for output in (first, second):
+        assert plot.main(["plot", "rdp", str(output), "--generated", str(fakes)]) == 0
+    assert first.read_bytes() == second.read_bytes()
