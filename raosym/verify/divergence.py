@@ -14,7 +14,8 @@ mechanism. Every quantity is recomputed independently of its closed form, at
   by quadrature at fixed scale; for a neighbour map, the length ``∫ sqrt(g)`` of the segment
   from ``p`` to its image, with ``g = E[s^2]`` summed at every node;
 - a curve without closed form (``renyi_numeric``): the quadrature at two working precisions,
-  which must agree to :data:`DIVERGENCE_DIGITS` (the accuracy the numeric curve is stated with).
+  which must agree to :data:`NUMERIC_DIGITS` (the accuracy the numeric curve is stated with),
+  at the moderate points :data:`_NUMERIC_POINTS`.
 """
 
 from __future__ import annotations
@@ -38,6 +39,15 @@ _ADDITIVE_POINTS = (
     (sympy.Rational(3, 2), 1, 1), (2, 1, 1), (5, 1, 2), (32, 1, 10), (sympy.Rational(1001, 1000), 2, 3),
     (8, 3, sympy.Rational(1, 2)),
 )
+#: Points of a curve without closed form (checked between two working precisions): moderate
+#: orders and noise at least the sensitivity. Far from privacy the integrand of a light-tailed
+#: density peaks sharply away from every break of the quadrature.
+_NUMERIC_POINTS = (
+    (sympy.Rational(3, 2), 1, 1), (2, 1, 1), (2, 1, 2), (sympy.Rational(3, 2), 1, 4),
+    (sympy.Rational(1001, 1000), 1, 2),
+)
+#: Digits the two precisions of a numeric curve must share (the stated accuracy).
+NUMERIC_DIGITS = 15
 #: Orders and probabilities of the neighbour-map checks (randomized response).
 _NEIGHBOUR_POINTS = (
     (2, sympy.Rational(3, 4)), (sympy.Rational(3, 2), sympy.Rational(51, 100)),
@@ -53,7 +63,8 @@ def mechanism_points(derivation) -> list[dict]:
     points = []
     if mechanism.kind == "additive":
         delta, scale = mechanism.arguments[:2]
-        for alpha, sensitivity, ratio in _ADDITIVE_POINTS:
+        grid = _ADDITIVE_POINTS if mechanism.renyi.closed else _NUMERIC_POINTS
+        for alpha, sensitivity, ratio in grid:
             point = dict(base)
             point.update({ALPHA: mpmath.mpf(alpha), delta: mpmath.mpf(sensitivity),
                           scale: mpmath.mpf(sensitivity) * mpmath.mpf(ratio)})
@@ -116,7 +127,7 @@ def _renyi_checks(derivation, point, make_check) -> list:
     if not curve.closed:
         with mpmath.workdps(WORKING_DIGITS - 10):
             coarse = _numeric_renyi(derivation, point)
-        return [make_check("renyi_numeric", point, coarse, numeric, required=DIVERGENCE_DIGITS)]
+        return [make_check("renyi_numeric", point, coarse, numeric, required=NUMERIC_DIGITS)]
     checks = [make_check("renyi", point, evaluate(curve.textbook, point), numeric,
                          required=DIVERGENCE_DIGITS)]
     if curve.stable is not None:
@@ -167,3 +178,48 @@ def _neighbour_length(derivation, point) -> mpmath.mpf:
 
     start, end = point[moved], evaluate(image, point)
     return abs(mpmath.quad(root_information, [start, end]))
+
+
+def mechanism_report(verified) -> dict | None:
+    """The JSON object of a mechanism (``raosym derive NAME --json``, key ``mechanism``):
+    Rao-DP budget and calibration, conversions, composition, RDP curve and KL (SymPy syntax,
+    in the derivation file's names, ``Delta`` the sensitivity, ``alpha`` the order), and the
+    verification of each quantity (points checked, least digits, digits required)."""
+    mechanism = verified.derivation.mechanism
+    if mechanism is None:
+        return None
+    curve = mechanism.renyi
+
+    def text(expr):
+        return None if expr is None else sympy.sstr(expr)
+
+    quantities: dict = {}
+    for check in verified.checks:
+        if check.quantity.startswith(("renyi", "kl", "rao_dp")):
+            entry = quantities.setdefault(check.quantity, {"points": 0, "min_digits": 99.0,
+                                                           "required_digits": check.required})
+            entry["points"] += 1
+            entry["min_digits"] = min(entry["min_digits"], check.digits)
+    return {
+        "kind": mechanism.kind,
+        "manifold": mechanism.manifold,
+        "arguments": [symbol.name for symbol in mechanism.arguments],
+        "rao_dp_theta": text(mechanism.theta),
+        "rao_dp_theta_stable": text(mechanism.theta_stable),
+        "rao_dp_constant": text(mechanism.constant),
+        "fixed_scale_metric": text(mechanism.metric),
+        "calibration": None if mechanism.calibration is None else {
+            "solves_for": mechanism.calibrated.name, "value": text(mechanism.calibration)},
+        "conversions": [{"name": c.name, "source": c.source, "scale": text(c.scale),
+                         "rao_dp_theta": text(c.theta)} for c in mechanism.conversions],
+        "composition": text(mechanism.composition),
+        "rdp_curve": text(curve.textbook),
+        "rdp_curve_stable": text(curve.stable),
+        "rdp_closed": curve.closed,
+        "rdp_reason": curve.reason,
+        "rdp_symmetric": curve.symmetric,
+        "zcdp_rho": text(curve.rho),
+        "kl": text(curve.kl),
+        "kl_stable": text(curve.kl_stable),
+        "verification": quantities,
+    }
