@@ -83,7 +83,7 @@ class log_ratio(sympy.Function):  # noqa: N801 - a SymPy function
         return sympy.log(1 + d)
 
     def _latex(self, printer):
-        return rf"\log\left(1 + {printer._print(self.args[0])}\right)"
+        return printer._print(sympy.log(1 + self.args[0]))
 
 
 @dataclass(frozen=True)
