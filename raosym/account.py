@@ -13,7 +13,9 @@ layer on top of them; nothing here is derived or generated:
   ``ε + log((α-1)/α) - (log δ + log α)/(α-1)``;
 - Rao-DP budgets compose as ``sqrt(θ1² + θ2² + ...)`` (Soto 2025);
 - calibration finds the noise parameter that meets a target budget under each definition
-  (Rao-DP, (ε, δ) through RDP, KL).
+  (Rao-DP, (ε, δ) through RDP, KL);
+- :func:`account` reports all of these for a sequence of :class:`Release` (a mechanism, its
+  parameter values and a number of repeats).
 
 The generated modules are imported by file path (:func:`load_mechanism`), so the accounting
 works on whatever ``raosym generate`` wrote, and tests can hand it independent curves.
