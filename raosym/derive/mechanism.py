@@ -155,7 +155,7 @@ def _composition(theta, scale, delta, steps) -> sympy.Expr:
     g1, g2 = (theta_1 / d1) ** 2, (theta_2 / d2) ** 2
     joint = sympy.sqrt(sympy.expand(d1**2 * g1 + d2**2 * g2))
     rule = sympy.sqrt(theta_1**2 + theta_2**2)
-    if sympy.simplify(joint - rule) != 0:
+    if sympy.cancel(sympy.together(joint**2 - rule**2)) != 0:  # both sides are >= 0
         raise DerivationError(f"composition: {joint} differs from {rule}")
     steps.append(ProofStep(
         "Composition: the joint release of two independent copies is the product family; its "

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import sympy
 
-from raosym.derive.divergence import ALPHA, expm1mx
+from raosym.derive.divergence import ALPHA, expm1mx, log_density
 from raosym.derive.mechanism import THETA
 from raosym.emit.python.printer import ModulePrinter
 from raosym.errors import EmitError
@@ -30,6 +30,8 @@ from raosym.verify.checks import Verified
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: The name of the sensitivity argument in generated code.
 SENSITIVITY = "sensitivity"
+#: Relative tolerance asked of scipy.integrate.quad for a curve without closed form.
+QUADRATURE_TOLERANCE = 1e-12
 #: Terms of the Taylor series of exp(x) - 1 - x the helper sums for |x| < 1: the first term
 #: left out is below 1/20! ~ 4e-19 relative to the sum there.
 _SERIES_TERMS = 20
@@ -93,9 +95,15 @@ def accounting_context(verified: Verified) -> dict | None:
         "closed": curve.closed,
         "reason": curve.reason,
         "series": _series_coefficients(),
+        "numeric": None,
+        "tolerance": repr(QUADRATURE_TOLERANCE),
     }
+    if not curve.closed:
+        context["numeric"] = _numeric_context(spec, curve, rename, scalars)
     printed = [context["theta"]] + [context[key] for key in ("calibration", "rdp", "kl")
                                     if context[key] is not None]
+    if context.get("numeric"):
+        printed += [context["numeric"]["log_first"], context["numeric"]["log_second"]]
     # A scalar gamma (a shape constant's calibration) is printed as math.gamma.
     context["uses_math"] = any("math." in code for function in printed
                                for code in [function["code"], *dict(function["assignments"]).values()])
@@ -119,6 +127,24 @@ def accounting_context(verified: Verified) -> dict | None:
                         scalars),
         }
     return context
+
+
+def _numeric_context(spec, curve, rename, scalars) -> dict:
+    """Log-densities of the two adjacent outputs, as functions of the variable, for the
+    quadrature of a curve without closed form; the breaks are the kinks (0 and Delta)."""
+    x = spec.variable
+    local = sympy.Symbol("x_", real=True)
+
+    def logarithm(density):  # log(gamma(z)) as loggamma(z): no overflow for large z
+        expr = log_density(density).subs(x, local)
+        return expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.gamma),
+                            lambda e: sympy.loggamma(e.args[0].args[0]))
+
+    return {
+        "log_first": _function(logarithm(curve.first), rename, scalars),
+        "log_second": _function(logarithm(curve.second), rename, scalars),
+        "variable": "x_",
+    }
 
 
 def _argument_names(spec, mechanism) -> dict:
@@ -152,6 +178,10 @@ def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
     expr = expr.xreplace(rename)
     replacements, (reduced,) = sympy.cse([expr], symbols=sympy.numbered_symbols("_t"),
                                          order="canonical")
+    scalars = set(scalars)
+    for symbol, value in replacements:  # subexpressions of constants are scalars too
+        if value.free_symbols <= scalars:
+            scalars.add(symbol)
     printer = AccountingPrinter(scalars)
     assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
     code = printer.doprint(reduced)
