@@ -302,3 +302,45 @@ def test_every_stable_rewrite_is_a_checked_proof_step(mechanisms):
     rewrites = [s for s in steps if s.strategy == "stable form"]
     assert len(rewrites) >= 3
     assert all("SymPy simplifies the difference to 0" in s.justification for s in rewrites)
+
+
+# ----------------------------------------------------------------------------- the catalog
+
+
+def test_generalized_gaussian_constant_of_the_paper(catalog):
+    """Soto (2025), Example 3: k = sqrt(N Gamma(2 - 1/N) / Gamma(1 + 1/N))."""
+    from conftest import verified
+
+    mechanism = verified(catalog, "generalized_gaussian").derivation.mechanism
+    n = sympy.Symbol("N", positive=True)
+    (constant_n,) = [s for s in mechanism.constant.free_symbols]
+    expected = sympy.sqrt(n * sympy.gamma(2 - 1 / n) / sympy.gamma(1 + 1 / n))
+    for value in (sympy.Rational(3, 4), 1, 2, sympy.Rational(7, 2)):
+        got = sympy.N(mechanism.constant.subs(constant_n, value), 30)
+        assert abs(got - sympy.N(expected.subs(n, value), 30)) < 1e-25
+
+
+def test_cauchy_numeric_curve_against_the_chi_square_identity(catalog, tmp_path):
+    """No closed form from SymPy; the generated quadrature against the known Cauchy values
+    D_2 = log(1 + Delta^2/(2 s^2)) (chi-square) and KL = log(1 + Delta^2/(4 s^2))."""
+    from conftest import verified
+
+    from raosym.emit.python import render
+
+    family = verified(catalog, "cauchy")
+    assert not family.derivation.mechanism.renyi.closed
+    assert family.derivation.mechanism.renyi.reason
+    (text,) = render(family).values()
+    path = tmp_path / "cauchy.py"
+    path.write_text(text)
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cauchy_accounting", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    for delta, s in ((1.0, 1.0), (0.5, 2.0), (3.0, 0.7)):
+        assert module.rdp_epsilon(2.0, delta, s) == pytest.approx(
+            float(mpmath.log(1 + mpmath.mpf(delta) ** 2 / (2 * mpmath.mpf(s) ** 2))), rel=1e-9)
+        assert module.kl_divergence(delta, s) == pytest.approx(
+            float(mpmath.log(1 + mpmath.mpf(delta) ** 2 / (4 * mpmath.mpf(s) ** 2))), rel=1e-9)
+        assert module.rao_dp_theta(delta, s) == pytest.approx(delta / (s * 2**0.5), rel=1e-15)

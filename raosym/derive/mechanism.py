@@ -34,6 +34,7 @@ import sympy
 
 from raosym.derive.budget import DEFAULT_BUDGET
 from raosym.derive.divergence import RenyiCurve, derive_renyi
+from raosym.derive.integrals import absorb_into_gamma
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
 from raosym.spec.model import FamilySpec
@@ -103,7 +104,7 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
                            spec.density.subs(x, x + mu), spec.density.subs(mu, 0),
                            "SymPy simplifies the difference to 0", "location family"))
     index = spec.coordinate_symbols.index(mu)
-    metric = sympy.simplify(fisher[index, index])
+    metric = fisher[index, index]  # as the Fisher ladder tidied it
     if metric.has(mu):
         raise DerivationError(f"{spec.path}: g_{mu}{mu} depends on {mu}")
     steps.append(ProofStep(
@@ -118,12 +119,16 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
         "Rao distance between two outputs of the mechanism (one coordinate, constant metric).",
         sympy.Symbol("d_R"), distance, "the length of the segment, sqrt(g) |mu_1 - mu_2|",
         "rao distance"))
-    theta = sympy.simplify(delta * sympy.sqrt(metric))
+    # Not simplified: SymPy would trade N*gamma(2 - 1/N) for (N - 1)*gamma(1 - 1/N), which is
+    # 0*oo at N = 1 (the metric's form, from the Fisher ladder, has no removable singularity).
+    theta = delta * sympy.sqrt(metric)
     steps.append(ProofStep(
         f"Rao-DP budget at sensitivity {delta} = sup |h(D) - h(D')|.", THETA, theta,
         "Soto (2025): the mechanism is theta-Rao-DP with theta = sup over adjacent D, D'",
         "rao-dp"))
-    constant = sympy.simplify(sympy.powsimp(scale * sympy.sqrt(metric), force=True))
+    constant = sympy.powsimp(scale * sympy.sqrt(metric), force=True)  # scale > 0
+    if constant.has(scale, mu):
+        constant = absorb_into_gamma(sympy.simplify(constant))
     if constant.has(scale, mu):
         raise DerivationError(f"{spec.path}: {scale}*sqrt(g) depends on {constant.free_symbols}:"
                               f" '{scale}' is not the scale of the location family")
