@@ -113,17 +113,15 @@ def load_generated_module(folder: str | Path, name: str) -> ModuleType | None:
 def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None = None,
                     module: ModuleType | None = None, count: int = 16):
     """A matplotlib figure of geodesic rays and Rao balls around ``centre``."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    from matplotlib import pyplot
+    from matplotlib.figure import Figure
 
     spec = verified.derivation.spec
     if len(spec.coordinates) != 2:
         raise RaosymError(f"{spec.name}: geodesic pictures need two coordinates, the family "
                           f"has {len(spec.coordinates)}")
     constants = constants or {}
-    figure, axes = pyplot.subplots(figsize=(6, 5))
+    figure = Figure(figsize=(6, 5))
+    axes = figure.add_subplot()
     for ray in rays(verified, centre, radii, count=count, constants=constants):
         axes.plot(ray.path[:, 0], ray.path[:, 1], color="0.55", linewidth=0.8)
     circles = rays(verified, centre, radii, count=180, constants=constants)
@@ -131,7 +129,7 @@ def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None
         ring = np.array([ray.at_radius[radius] for ray in circles if radius in ray.at_radius])
         axes.plot(*np.vstack([ring, ring[:1]]).T, color="tab:blue", linewidth=1.6,
                   label="geodesic circles" if radius == radii[0] else None)
-    if module is not None and _closed_form(verified):
+    if hasattr(module, "rao_distance") and _closed_form(verified):
         _level_sets(axes, module, spec, centre, radii, constants, circles)
     axes.plot(*centre, "o", color="black")
     names = [p.name for p in spec.coordinates]
@@ -203,31 +201,34 @@ def add_arguments(parser) -> None:
                         help="folder of the generated modules, for the level sets of "
                              "rao_distance (default: generated)")
     parser.add_argument("--output", "-o", default=None,
-                        help="PNG or PDF file (default: NAME-geodesics.png)")
+                        help="the figure file, .png or .pdf (default: NAME-geodesics.png)")
     parser.set_defaults(run=command)
 
 
 def command(arguments) -> int:
     from raosym import pipeline
+    from raosym.plot import FORMATS, save
 
+    # Arguments are checked before the (slow) derivation.
+    radii = _radii(arguments.radii)
+    output = arguments.output or f"{Path(arguments.family).stem}-geodesics.png"
+    if Path(output).suffix.lower() not in FORMATS:
+        raise RaosymError(f"--output {output}: expected a .png or .pdf file")
     family = pipeline.run_family(arguments.family)
     spec = family.derivation.spec
     centre_values = _assignments(arguments.centre, "--centre", [p.name for p in spec.coordinates])
     constants = _assignments(arguments.constant, "--constant", [p.name for p in spec.constants])
     centre = [centre_values.get(p.name, typical_value(p.domain)) for p in spec.coordinates]
-    for parameter, value in zip(spec.coordinates, centre):
+    given = [("--centre", p, value) for p, value in zip(spec.coordinates, centre)]
+    given += [("--constant", p, constants[p.name]) for p in spec.constants if p.name in constants]
+    for option, parameter, value in given:
         if not parameter.domain.contains(value):
-            raise RaosymError(f"--centre {parameter.name}={value:g} lies outside "
+            raise RaosymError(f"{option} {parameter.name}={value:g} lies outside "
                               f"{parameter.domain.describe()}")
-    radii = _radii(arguments.radii)
     module = load_generated_module(arguments.generated, spec.name)
     figure = geodesic_figure(family, centre, radii, constants=constants, module=module,
                              count=arguments.rays)
-    output = Path(arguments.output or f"{spec.name}-geodesics.png")
-    if output.suffix.lower() not in (".png", ".pdf"):
-        raise RaosymError(f"--output {output}: expected a .png or .pdf file")
-    figure.savefig(output)
-    print(f"wrote {output}")
+    print(f"wrote {save(figure, output)}")
     return 0
 
 

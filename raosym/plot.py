@@ -3,6 +3,8 @@
 Where it sits: after the pipeline, beside the accounting layer (:mod:`raosym.account`). It
 draws what ``raosym generate`` emitted; nothing is derived here. Figures:
 
+- ``geodesics``: geodesic rays and Rao balls of a two-coordinate family
+  (:mod:`raosym.geodesic_plot`);
 - ``rdp``: RDP budget curves ε(α) of mechanisms for α in (1, α_max], one panel per mechanism,
   in the style of Mironov 2017, Figure 1 (randomized response, Laplace, Gaussian);
   the KL divergence, the α → 1 limit, is marked at α = 1.
@@ -142,7 +144,18 @@ def add_commands(subparsers) -> None:
     plot = subparsers.add_parser("plot", help="draw figures from the generated modules")
     figures = plot.add_subparsers(dest="figure", required=True, metavar="FIGURE")
     _add_rdp(figures)
-    # Further figures register here, one `_add_NAME(figures)` each (e.g. geodesics).
+    _add_geodesics(figures)
+
+
+def _add_geodesics(figures) -> None:
+    from raosym import geodesic_plot
+
+    geodesics = figures.add_parser(
+        "geodesics", help="geodesics and Rao balls of a two-coordinate family",
+        description="Draw geodesic rays from a centre (the exponential map of the derived "
+                    "metric) and Rao balls as geodesic circles, with the level sets of the "
+                    "generated rao_distance over them.")
+    geodesic_plot.add_arguments(geodesics)
 
 
 def _add_rdp(figures) -> None:

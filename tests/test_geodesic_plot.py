@@ -1,0 +1,122 @@
+"""Geodesic pictures: the exponential map against independent distance formulas, the generated
+rao_distance against the exponential map, and the figure files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import mpmath
+import pytest
+
+from conftest import family_names, verified
+from raosym.errors import RaosymError
+from raosym.geodesic_plot import geodesic_figure, load_generated_module, rays, typical_value
+
+RADII = [0.3, 1.0, 2.5]
+
+
+def _gaussian_distance(p, q):
+    """Soto (2025) / MATH.md: sqrt(2)·acosh(1 + ((μ1-μ2)²/2 + (σ1-σ2)²)/(2σ1σ2)), at 50 digits."""
+    with mpmath.workdps(50):
+        (m1, s1), (m2, s2) = [[mpmath.mpf(float(x)) for x in point] for point in (p, q)]
+        return mpmath.sqrt(2) * mpmath.acosh(1 + ((m1 - m2) ** 2 / 2 + (s1 - s2) ** 2)
+                                             / (2 * s1 * s2))
+
+
+def _poincare_distance(p, q):
+    """The Poincaré half-plane, the metric (dμ² + db²)/b² of Laplace (μ, b)."""
+    with mpmath.workdps(50):
+        (m1, s1), (m2, s2) = [[mpmath.mpf(float(x)) for x in point] for point in (p, q)]
+        return mpmath.acosh(1 + ((m1 - m2) ** 2 + (s1 - s2) ** 2) / (2 * s1 * s2))
+
+
+@pytest.mark.parametrize("name, distance", [("gaussian", _gaussian_distance),
+                                            ("laplace", _poincare_distance)])
+def test_rays_have_unit_speed_arc_length(catalog, name, distance):
+    """A ray's point at arc length r lies at Rao distance r from the centre (independent
+    closed forms from the literature), so the rays are geodesics started with unit speed."""
+    centre = [0.7, 1.3]
+    points = [(r, point) for ray in rays(verified(catalog, name), centre, RADII, count=12)
+              for r, point in ray.at_radius.items()]
+    assert len(points) == 12 * len(RADII)
+    worst = max(abs(distance(centre, point) - r) / r for r, point in points)
+    assert worst < 1e-8
+
+
+def _two_coordinate_closed_forms():
+    return [name for name in family_names() if name in {
+        "gaussian", "laplace", "cauchy", "logistic", "student_t", "generalized_gaussian"}]
+
+
+@pytest.mark.parametrize("name", _two_coordinate_closed_forms())
+def test_generated_rao_distance_matches_exponential_map(catalog, generated_tree, name):
+    """The emitted closed form and the numeric exponential map are independent routes."""
+    family = verified(catalog, name)
+    module = load_generated_module(generated_tree, name)
+    if not hasattr(module, "rao_distance"):
+        pytest.fail(f"generated/python/{name}.py has no rao_distance")
+    spec = family.derivation.spec
+    constants = {p.name: typical_value(p.domain) + 1.5 for p in spec.constants}
+    centre = [typical_value(p.domain) for p in spec.coordinates]
+    for ray in rays(family, centre, RADII, count=8, constants=constants):
+        for radius, point in ray.at_radius.items():
+            assert module.rao_distance(centre, point, **constants) == pytest.approx(
+                radius, rel=1e-8)
+
+
+def test_figure_files(catalog, tmp_path):
+    family = verified(catalog, "gaussian")
+    figure = geodesic_figure(family, [0.0, 1.0], RADII, count=8)
+    for suffix, magic in ((".png", b"\x89PNG"), (".pdf", b"%PDF")):
+        path = tmp_path / f"gaussian{suffix}"
+        figure.savefig(path)
+        assert path.read_bytes().startswith(magic)
+
+
+def test_a_missing_constant_is_named(catalog):
+    with pytest.raises(RaosymError, match="constant nu"):
+        rays(verified(catalog, "student_t"), [0.0, 1.0], RADII)
+
+
+def test_one_coordinate_families_are_refused(catalog):
+    with pytest.raises(RaosymError, match="two coordinates"):
+        geodesic_figure(verified(catalog, "poisson"), [1.0], RADII)
+
+
+def test_typical_values_lie_inside(catalog):
+    for name in family_names():
+        outcome = catalog[name]
+        if outcome.error is None:
+            for parameter in outcome.verified.derivation.spec.parameters:
+                assert parameter.domain.contains(typical_value(parameter.domain))
+
+
+def test_load_generated_module_absent(tmp_path):
+    assert load_generated_module(tmp_path, "gaussian") is None
+
+
+def test_command_line_writes_the_figure(tmp_path, capsys):
+    from raosym.cli import main
+
+    output = tmp_path / "laplace.pdf"
+    assert main(["plot", "geodesics", "laplace", "--radii", "0.5,1", "--rays", "6",
+                 "--output", str(output)]) == 0
+    assert output.read_bytes().startswith(b"%PDF")
+    assert f"wrote {output}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--centre", "sigma=-1"], "sigma=-1 lies outside (0, oo)"),
+    (["--centre", "tau=1"], "NAME one of mu, sigma"),
+    (["--radii", "1,-2"], "positive numbers"),
+    (["--output", "figure.svg"], ".png or .pdf"),
+])
+def test_command_line_errors(tmp_path, capsys, monkeypatch, arguments, message):
+    from raosym.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    derivations = Path(__file__).resolve().parents[1] / "derivations"
+    status = main(["plot", "geodesics", str(derivations / "gaussian.toml"), *arguments])
+    assert status == 2
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
