@@ -159,9 +159,33 @@ def _theta_checks(derivation, point, make_check) -> list:
         at[location] = mpmath.mpf(0)
         information = expectation(spec, score**2 * spec.density, at)
         numeric = point[mechanism.arguments[0]] * mpmath.sqrt(information)
-    else:
-        numeric = _neighbour_length(derivation, point)
+        checks = [make_check("rao_dp_theta", point, symbolic, numeric, required=DIVERGENCE_DIGITS)]
+        return checks + [_composition_check(derivation, point, score, information, make_check)]
+    numeric = _neighbour_length(derivation, point)
     return [make_check("rao_dp_theta", point, symbolic, numeric, required=DIVERGENCE_DIGITS)]
+
+
+def _composition_check(derivation, point, score, information, make_check):
+    """Two independent copies, the second with twice the scale and half the sensitivity: the
+    product family's metric by quadrature, ``diag(E_1[s^2], E_2[s^2])`` plus the cross term
+    ``E_1[s] E_2[s]`` (which must vanish), against the derived ``sqrt(theta_1^2 + theta_2^2)``."""
+    spec, mechanism = derivation.spec, derivation.mechanism
+    delta, scale = mechanism.arguments[:2]
+    location = spec.mechanism.location.symbol
+    second = dict(point)
+    second.update({location: mpmath.mpf(0), scale: 2 * point[scale], delta: point[delta] / 2})
+    second_information = expectation(spec, score**2 * spec.density, second)
+    first_mean = expectation(spec, score * spec.density, {**point, location: mpmath.mpf(0)})
+    second_mean = expectation(spec, score * spec.density, second)
+    d1, d2 = point[delta], second[delta]
+    numeric = mpmath.sqrt(d1**2 * information + d2**2 * second_information
+                          + 2 * d1 * d2 * first_mean * second_mean)
+    names = {s.name: s for s in mechanism.composition.free_symbols}
+    values = {names[f"{delta.name}_1"]: d1, names[f"{delta.name}_2"]: d2,
+              names[f"{scale.name}_1"]: point[scale], names[f"{scale.name}_2"]: second[scale]}
+    values.update({s: point[s] for s in mechanism.composition.free_symbols if s in point})
+    symbolic = evaluate(mechanism.composition, values)
+    return make_check("rao_dp_composition", point, symbolic, numeric, required=DIVERGENCE_DIGITS)
 
 
 def _neighbour_length(derivation, point) -> mpmath.mpf:
