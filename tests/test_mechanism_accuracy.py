@@ -155,3 +155,19 @@ def test_no_overflow_far_from_privacy(modules):
 def test_bad_arguments_raise(modules, name, call, message):
     with pytest.raises(ValueError, match=message):
         call(modules[name])
+
+
+def test_scalar_fast_path_grid(modules):
+    """Plain floats take the scalar path (math, one form evaluated): same accuracy."""
+    laplace, rr = modules["laplace_location"], modules["bernoulli"]
+    with mpmath.workdps(50):
+        for alpha in ORDERS:
+            for b in SCALES:
+                got = laplace.rdp_epsilon(alpha, 1.0, b)
+                assert isinstance(got, float)
+                assert _relative_error(got, _laplace(alpha, 1, b)) <= TOLERANCE, (alpha, b)
+            for p in PROBABILITIES:
+                got = rr.rdp_epsilon(alpha, p)
+                assert _relative_error(got, _randomized_response(alpha, p)) <= TOLERANCE, (alpha, p)
+    with pytest.raises(ValueError, match="alpha must lie in"):
+        rr.rdp_epsilon(float("nan"), 0.7)

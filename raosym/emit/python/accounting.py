@@ -20,6 +20,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import sympy
+from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.derive.divergence import ALPHA, expm1mx, log_density
 from raosym.derive.mechanism import THETA
@@ -63,6 +64,20 @@ class AccountingPrinter(ModulePrinter):
         return result
 
 
+class ScalarPrinter(PythonCodePrinter):
+    """The scalar fast path: ``math`` functions on Python floats, ``Piecewise`` as a
+    conditional expression (only the selected form is evaluated), helpers ``_..._scalar``."""
+
+    def __init__(self) -> None:
+        super().__init__({"strict": True, "fully_qualified_modules": True})
+
+    def _print_expm1mx(self, expr):
+        return f"_expm1mx_scalar({self._print(expr.args[0])})"
+
+    def _print_log_ratio(self, expr):
+        return f"_log_ratio_scalar({', '.join(self._print(a) for a in expr.args)})"
+
+
 def accounting_context(verified: Verified) -> dict | None:
     """What ``accounting.py.j2`` lays out, or None for a family without a mechanism."""
     mechanism = verified.derivation.mechanism
@@ -98,15 +113,6 @@ def accounting_context(verified: Verified) -> dict | None:
         "numeric": None,
         "tolerance": repr(QUADRATURE_TOLERANCE),
     }
-    if not curve.closed:
-        context["numeric"] = _numeric_context(spec, curve, rename, scalars)
-    printed = [context["theta"]] + [context[key] for key in ("calibration", "rdp", "kl")
-                                    if context[key] is not None]
-    if context.get("numeric"):
-        printed += [context["numeric"]["log_first"], context["numeric"]["log_second"]]
-    # A scalar gamma (a shape constant's calibration) is printed as math.gamma.
-    context["uses_math"] = any("math." in code for function in printed
-                               for code in [function["code"], *dict(function["assignments"]).values()])
     if mechanism.calibration is not None:
         context["calibration"] = {
             "name": "rao_dp_scale" if mechanism.kind == "additive" else "rao_dp_parameter",
@@ -117,6 +123,7 @@ def accounting_context(verified: Verified) -> dict | None:
         }
     if curve.closed and curve.stable is not None:
         context["rdp"] = {
+            "scalar": _scalar_function(curve.stable, rename),
             "textbook": sympy.sstr(curve.textbook.xreplace(rename)),
             "rho": None if curve.rho is None else sympy.sstr(curve.rho.xreplace(rename)),
             **_function(curve.stable, rename, scalars),
@@ -126,7 +133,25 @@ def accounting_context(verified: Verified) -> dict | None:
             **_function(curve.kl_stable if curve.kl_stable is not None else curve.kl, rename,
                         scalars),
         }
+    if not curve.closed:
+        context["numeric"] = _numeric_context(spec, curve, rename, scalars)
+    context["uses_math"] = _uses_math(context)
     return context
+
+
+def _uses_math(context: dict) -> bool:
+    """Whether the printed code or a helper calls ``math`` (a scalar gamma in a shape
+    constant's calibration, the scalar fast path, the scalar helpers)."""
+    functions = [context["theta"]] + [context[key] for key in ("calibration", "rdp", "kl")
+                                      if context[key] is not None]
+    if context["numeric"]:
+        functions += [context["numeric"]["log_first"], context["numeric"]["log_second"]]
+    if context["rdp"] is not None:
+        functions.append(context["rdp"]["scalar"])
+    helpers = {h for f in functions for h in f.get("helpers", [])}
+    return bool(helpers & {"expm1mx", "log_ratio"}) or any(
+        "math." in code for f in functions
+        for code in [f["code"], *dict(f["assignments"]).values()])
 
 
 def _numeric_context(spec, curve, rename, scalars) -> dict:
@@ -189,6 +214,15 @@ def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
         raise EmitError(f"cannot print {expr}")
     return {"assignments": assignments, "code": code, "helpers": sorted(printer.helpers),
             "piecewise": expr.has(sympy.Piecewise)}
+
+
+def _scalar_function(expr: sympy.Expr, rename: dict) -> dict:
+    """The same expression for Python floats (CSE, ScalarPrinter)."""
+    replacements, (reduced,) = sympy.cse([expr.xreplace(rename)],
+                                         symbols=sympy.numbered_symbols("_t"), order="canonical")
+    printer = ScalarPrinter()
+    return {"assignments": [(str(symbol), printer.doprint(value)) for symbol, value in replacements],
+            "code": printer.doprint(reduced)}
 
 
 def _series_coefficients() -> list[str]:
