@@ -12,12 +12,12 @@ import textwrap
 import mpmath
 import pytest
 import sympy
+from conftest import DERIVATIONS, SESSION_CACHE
 
 from raosym.derive.divergence import ALPHA
 from raosym.derive.mechanism import THETA
 from raosym.errors import SpecError
 from raosym.spec.schema import load_spec
-from conftest import DERIVATIONS, SESSION_CACHE
 
 MECHANISMS = ("laplace_location", "gaussian_location", "bernoulli")
 

@@ -13,7 +13,6 @@ import importlib.util
 import mpmath
 import numpy as np
 import pytest
-
 from conftest import DERIVATIONS, SESSION_CACHE
 
 ORDERS = (1 + 1e-6, 1.5, 2.0, 5.0, 32.0, 256.0, 1e4)

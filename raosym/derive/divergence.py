@@ -32,12 +32,13 @@ When SymPy does not close the integral within its time budget, the curve is nume
 from __future__ import annotations
 
 import contextvars
+import itertools
 from dataclasses import dataclass
 
 import sympy
 from sympy.codegen.cfunctions import expm1, log1p
 
-from raosym.derive.budget import BudgetExceeded, DEFAULT_BUDGET, run_with_budget
+from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
 from raosym.derive.integrals import is_closed, kinks
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
@@ -50,12 +51,13 @@ _EXCESS = sympy.Symbol("a", positive=True)
 #: Substitutions under which identities are checked: a parameter in (0, 1) is written
 #: ``u/(1 + u)`` with ``u > 0``, so that SymPy knows ``1 - p`` is positive and may split the
 #: logarithms of products (a bijection of (0, 1) onto (0, oo), so no generality is lost).
-_CHECK_SUBSTITUTION: contextvars.ContextVar = contextvars.ContextVar("substitution", default={})
+_CHECK_SUBSTITUTION: contextvars.ContextVar = contextvars.ContextVar("substitution",
+                                                                   default=None)
 #: Above this largest exponent the stable form switches from second order to log-sum-exp.
 SWITCH = 2
 
 
-class expm1mx(sympy.Function):  # noqa: N801 - a SymPy function, named like expm1
+class expm1mx(sympy.Function):
     """``exp(x) - 1 - x`` (>= 0 for every real x), evaluated without cancellation by the
     generated code. Never evaluated symbolically; ``rewrite(sympy.exp)`` gives the definition."""
 
@@ -71,7 +73,7 @@ class expm1mx(sympy.Function):  # noqa: N801 - a SymPy function, named like expm
         return rf"\operatorname{{\varphi}}\left({printer._print(self.args[0])}\right)"
 
 
-class log_ratio(sympy.Function):  # noqa: N801 - a SymPy function
+class log_ratio(sympy.Function):
     """``log(1 + d)`` given ``d = A - 1`` and ``e = 1/A - 1`` both in exact form: the generated
     code takes ``log1p(d)`` for ``d >= 0`` and ``-log1p(e)`` otherwise, so the argument of
     log1p is never near -1 (where it is ill-conditioned): ``log(p/(1-p))`` keeps its digits
@@ -193,7 +195,7 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
     sample = {symbol: sympy.Rational(k + 2, k + 3) for k, symbol in enumerate(arguments)}
     breaks = [support.lower, *_sorted_kinks(kinks(integrand, x), sample), support.upper]
     steps, total = [], sympy.S.Zero
-    for lower, upper in zip(breaks, breaks[1:]):
+    for lower, upper in itertools.pairwise(breaks):
         inside = _inside(lower, upper)
         piece = _merged(_resolve_kinks(_merged(integrand), x, inside))
         try:
@@ -281,7 +283,7 @@ def _combined(terms: list[tuple]) -> list[tuple]:
 
 def _proved_zero(expr: sympy.Expr) -> bool:
     """Whether SymPy proves ``expr == 0`` (under the checking substitution)."""
-    expr = unrewritten(expr).subs(_CHECK_SUBSTITUTION.get())
+    expr = unrewritten(expr).subs(_CHECK_SUBSTITUTION.get() or {})
     return sympy.simplify(expr) == 0 or sympy.simplify(_forced(expr)) == 0
 
 
@@ -387,7 +389,7 @@ def _derive_renyi(spec, first, second, arguments, budget) -> RenyiCurve:
             first**ALPHA * second ** (1 - ALPHA), spec.variable)) / (ALPHA - 1),
         "Rényi (1961); Mironov (2017), Definition 3", "definition")]
     forward, found = _sum_of_powers(spec, first, second, arguments, budget)
-    common = dict(arguments=tuple(arguments), first=first, second=second)
+    common = {"arguments": tuple(arguments), "first": first, "second": second}
     if forward is None:
         return RenyiCurve(textbook=None, stable=None, kl=None, kl_stable=None, symmetric=None,
                           rho=None, steps=tuple(steps), reason=found, **common)
@@ -465,7 +467,7 @@ def _kl_limit(textbook: sympy.Expr, steps: list) -> sympy.Expr:
 def _checked_equal(lhs: sympy.Expr, rhs: sympy.Expr) -> bool:
     """Whether SymPy proves ``lhs == rhs`` (with the rewritten functions written out); for
     logarithms divided by ``a``, ``exp(a*lhs) == exp(a*rhs)`` (exp is injective on the reals)."""
-    substitution = _CHECK_SUBSTITUTION.get()
+    substitution = _CHECK_SUBSTITUTION.get() or {}
     lhs, rhs = unrewritten(lhs).subs(substitution), unrewritten(rhs).subs(substitution)
     exponentials = sympy.exp(sympy.expand(_EXCESS * lhs)) - sympy.exp(sympy.expand(_EXCESS * rhs))
     if sympy.simplify(_forced(exponentials)) == 0:

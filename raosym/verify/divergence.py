@@ -122,7 +122,7 @@ def _numeric_kl(derivation, point):
 
 
 def _renyi_checks(derivation, point, make_check) -> list:
-    spec, curve = derivation.spec, derivation.mechanism.renyi
+    curve = derivation.mechanism.renyi
     numeric = _numeric_renyi(derivation, point)
     if not curve.closed:
         with mpmath.workdps(WORKING_DIGITS - 10):
