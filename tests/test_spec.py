@@ -431,7 +431,7 @@ def test_load_laplace(tmp_path):
     assert spec.support.kind == "interval"
     expected = sympy.exp(-sympy.Abs(spec.variable - mu_symbol) / b_symbol) / (2 * b_symbol)
     assert spec.density == expected
-    assert spec.mechanism == {}
+    assert spec.mechanism is None
 
 
 def test_load_spec_accepts_a_string_path_and_defaults(tmp_path):
@@ -455,7 +455,7 @@ def test_load_binomial_with_a_constant_in_the_support(tmp_path):
         n = "integer >= 1"
 
         [mechanism]
-        kind = "additive"
+        neighbour = { p = "1 - p" }
         ''')
     spec = load_spec(write(tmp_path, text))
     (n_symbol,) = spec.constant_symbols
@@ -463,7 +463,7 @@ def test_load_binomial_with_a_constant_in_the_support(tmp_path):
     assert spec.support.kind == "integers"
     assert (spec.support.lower, spec.support.upper) == (0, n_symbol)
     assert spec.variable.is_integer and spec.variable.is_nonnegative
-    assert spec.mechanism == {"kind": "additive"}
+    assert spec.mechanism.kind == "neighbour"
 
 
 def test_variable_of_a_positive_support_is_positive(tmp_path):
