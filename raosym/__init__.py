@@ -11,15 +11,20 @@ The pipeline (each stage a package or module, data flowing one way)::
                                (from Verified only)
       write    raosym.emit.write  atomic, deterministic, drift check   -> generated/
 
-Python API: ``load(name_or_path)`` -> FamilySpec, ``derive(spec)`` -> Derivation,
-``verify(derivation)`` -> Verified, ``run(name_or_path)`` -> Verified (all three),
-``generate(names, output="generated", check=False)`` -> Generation (all five stages).
+The derivation cache (:mod:`raosym.cache`) sits between verify and emit: ``raosym generate``
+and ``raosym derive`` take unchanged families from it.
+
+Python API: ``load(name_or_path)`` -> FamilySpec, ``derive(spec_or_name_or_path)`` ->
+Derivation, ``verify(derivation)`` -> Verified, ``run(name_or_path, cache=None)`` -> Verified
+(all three), ``generate(names, output="generated", check=False, cache=None)`` -> Generation
+(all five stages), ``DerivationCache(folder=None)``. In Jupyter, FamilySpec, Derivation and
+Verified display as LaTeX (density, Fisher matrix, distance, proof steps).
 """
 
-from raosym.derive import derive
-from raosym.pipeline import generate, load
+from raosym.cache import DerivationCache
+from raosym.pipeline import derive, generate, load
 from raosym.pipeline import run_family as run
 from raosym.verify.checks import verify
 
 __version__ = "0.1.0"
-__all__ = ["load", "derive", "verify", "run", "generate", "__version__"]
+__all__ = ["DerivationCache", "__version__", "derive", "generate", "load", "run", "verify"]

@@ -1,37 +1,82 @@
 """Command-line interface: parses arguments, calls the pipeline, formats results.
 
-Commands: ``derive`` (derive and verify, print the results) and ``generate`` (derive, verify,
-emit and write ``generated/``; ``--check`` compares instead of writing, ``--pdf`` compiles the
-appendix). Exit status: 0 when every family derived and verified (and, with ``--check``,
-``generated/`` is up to date), 1 when a derivation, a check or an emit failed (or
-``generated/`` drifted), 2 for bad input (a derivation file that is malformed, unsafe or not a
-density).
+Commands: ``new`` (start a derivation file from a commented template or another family),
+``derive`` (derive and verify, print the results) and ``generate`` (derive, verify, emit and
+write ``generated/``; ``--check`` compares instead of writing, ``--pdf`` compiles the
+appendix). ``derive`` and ``generate`` take Verified results from the derivation cache
+(:mod:`raosym.cache`; ``--no-cache`` bypasses it), report progress per family on stderr
+(:mod:`raosym.progress`; ``--quiet`` silences it) and end with a summary table on stderr
+(``--json``: machine-readable output on stdout instead).
+
+Exit status: 0 when every family derived and verified (and, with ``--check``, ``generated/``
+is up to date), 1 when a derivation, a check or an emit failed (or ``generated/`` drifted, or
+it could not be written), 2 for bad input (a derivation file that is malformed, unsafe or not
+a density; a bad command line), 130 when interrupted.
+
+Other modules add commands through :data:`COMMAND_MODULES`: each names a module exposing
+``add_commands(subparsers)``, which adds its parsers and sets ``run`` (a function of the
+parsed arguments returning the exit status) as their default.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import signal
 import sys
+import threading
 from pathlib import Path
 
-from raosym import pipeline, report
+from raosym import pipeline, progress, report
+from raosym.cache import DerivationCache
 from raosym.errors import RaosymError
+
+#: Modules that add subcommands (``add_commands(subparsers)``); one line per module.
+COMMAND_MODULES: tuple[str, ...] = (
+    "raosym.account",
+    "raosym.plot",
+)
 
 
 def _derive_command(arguments) -> int:
     if arguments.all == bool(arguments.families):
         print("raosym derive: name families (or paths), or pass --all", file=sys.stderr)
         return 2
-    names = [str(p) for p in pipeline.all_derivation_files()] if arguments.all else arguments.families
+    names = ([str(p) for p in pipeline.all_derivation_files()] if arguments.all
+             else arguments.families)
     if not names:
         print(f"raosym derive: no derivation files in {pipeline.derivations_folder()}",
               file=sys.stderr)
         return 2
+    outcomes = _run_with_progress(
+        arguments, len(names),
+        lambda on_step: pipeline.run_families(names, jobs=arguments.jobs,
+                                              cache=_cache(arguments), on_step=on_step))
     status = 0
-    for outcome in pipeline.run_families(names, jobs=arguments.jobs):
+    for outcome in outcomes:
         status = max(status, _report(outcome, as_json=arguments.json))
+    _summary(arguments, outcomes)
     return status
+
+
+def _cache(arguments) -> DerivationCache | None:
+    return None if arguments.no_cache else DerivationCache()
+
+
+def _run_with_progress(arguments, total: int, run):
+    """Call ``run(on_step)`` with this run's progress reporter, closing it afterwards."""
+    reporter = progress.reporter(quiet=arguments.quiet or arguments.json, total=total)
+    try:
+        return run(reporter)
+    finally:
+        if reporter is not None:
+            reporter.close()
+
+
+def _summary(arguments, outcomes) -> None:
+    if not (arguments.quiet or arguments.json) and outcomes:
+        print(report.summary_table(outcomes, colour=progress.colour_enabled()), file=sys.stderr)
 
 
 def _report(outcome: pipeline.FamilyOutcome, *, as_json: bool) -> int:
@@ -48,49 +93,95 @@ def _report(outcome: pipeline.FamilyOutcome, *, as_json: bool) -> int:
 
 
 def _generate_command(arguments) -> int:
-    generation = pipeline.generate(arguments.families, output=arguments.output,
-                                   check=arguments.check, jobs=arguments.jobs)
+    total = len(arguments.families) or len(pipeline.all_derivation_files())
+    try:
+        generation = _run_with_progress(
+            arguments, total,
+            lambda on_step: pipeline.generate(arguments.families, output=arguments.output,
+                                              check=arguments.check, jobs=arguments.jobs,
+                                              cache=_cache(arguments), on_step=on_step))
+    except OSError as error:
+        # The output folder (or its parent) cannot be written: nothing was swapped in.
+        print(f"raosym generate: cannot write {arguments.output}: "
+              f"{error.strerror or error} ({error.filename or arguments.output}); "
+              "the output folder was left as it was", file=sys.stderr)
+        return 1
     status = 0
     for failure in generation.failures:
         print(f"raosym: {failure.error} (files of this family left as they were)",
               file=sys.stderr)
         status = max(status, failure.error.exit_status)
+    _summary(arguments, generation.outcomes)
     if arguments.check:
         if generation.diff:
-            sys.stdout.write(generation.diff)
+            if not arguments.json:
+                sys.stdout.write(generation.diff)
             print(f"raosym generate --check: {generation.output} is out of date; run "
                   "`raosym generate`", file=sys.stderr)
             status = max(status, 1)
-        return status
-    for path in generation.changed:
-        print(f"wrote {Path(generation.output, path)}"
-              if (Path(generation.output) / path).exists()
-              else f"removed {Path(generation.output, path)}")
-    if arguments.pdf:
-        from raosym.emit.pdf import compile_appendix
+    else:
+        for path in generation.changed if not arguments.json else ():
+            print(f"wrote {Path(generation.output, path)}"
+                  if (Path(generation.output) / path).exists()
+                  else f"removed {Path(generation.output, path)}")
+        if arguments.pdf:
+            from raosym.emit.pdf import compile_appendix
 
-        latex = Path(generation.output) / "latex"
-        print(f"wrote {compile_appendix(latex, latex / 'appendix.pdf')}")
+            latex = Path(generation.output) / "latex"
+            pdf = compile_appendix(latex, latex / "appendix.pdf")
+            if not arguments.json:
+                print(f"wrote {pdf}")
+    if arguments.json:
+        print(json.dumps({
+            "output": str(generation.output),
+            "status": status,
+            "families": [report.summary_row(outcome) for outcome in generation.outcomes],
+            "changed": list(generation.changed),
+            "up_to_date": not generation.diff if arguments.check else None,
+        }))
     return status
+
+
+def _new_command(arguments) -> int:
+    from raosym.scaffold import new_derivation
+
+    path = new_derivation(arguments.name, like=arguments.like)
+    print(f"wrote {path}")
+    if not arguments.quiet:
+        print(f"next: edit {path}, then run `raosym derive {arguments.name}` and "
+              f"`raosym generate {arguments.name}`", file=sys.stderr)
+    return 0
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """Options shared by the commands that derive: parallelism, cache, output style."""
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="families derived in parallel (default: the number of cores)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="derive everything again, ignoring the derivation cache "
+                             "($RAOSYM_CACHE, default .raosym-cache/)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no progress and no summary on stderr (errors still shown)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="raosym",
+        allow_abbrev=False,  # an abbreviation must not silently become another option
         description="Derive, verify and emit the information geometry of noise families.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
     derive = commands.add_parser(
-        "derive", help="derive and verify the Fisher information of families")
+        "derive", allow_abbrev=False, help="derive and verify the Fisher information of families")
     derive.add_argument("families", nargs="*", metavar="NAME_OR_PATH",
                         help="a family in derivations/ (e.g. laplace) or a path to a .toml file")
     derive.add_argument("--all", action="store_true", help="every file in derivations/")
     derive.add_argument("--json", action="store_true", help="one JSON object per family per line")
-    derive.add_argument("--jobs", type=int, default=None,
-                        help="families derived in parallel (default: the number of cores)")
+    _add_run_options(derive)
     derive.set_defaults(run=_derive_command)
     generate = commands.add_parser(
-        "generate", help="derive, verify and emit Python modules and LaTeX proofs")
+        "generate", allow_abbrev=False,
+        help="derive, verify and emit Python modules and LaTeX proofs")
     generate.add_argument("families", nargs="*", metavar="NAME",
                           help="families in derivations/ (default: every one)")
     generate.add_argument("--check", action="store_true",
@@ -98,16 +189,36 @@ def build_parser() -> argparse.ArgumentParser:
                                "unified diff when they differ")
     generate.add_argument("--pdf", action="store_true",
                           help="also compile latex/appendix.tex into latex/appendix.pdf")
-    generate.add_argument("--jobs", type=int, default=None,
-                          help="families derived in parallel (default: the number of cores)")
     generate.add_argument("--output", default="generated",
                           help="the output folder (default: generated)")
+    generate.add_argument("--json", action="store_true",
+                          help="one JSON object on stdout: the summary of every family, the "
+                               "files changed, and (with --check) whether the output is up "
+                               "to date")
+    _add_run_options(generate)
     generate.set_defaults(run=_generate_command)
+    new = commands.add_parser(
+        "new", allow_abbrev=False,
+        help="start a derivation file: derivations/NAME.toml from a commented template")
+    new.add_argument("name", metavar="NAME", help="the new family's name ([a-z][a-z0-9_]*)")
+    new.add_argument("--like", metavar="FAMILY",
+                     help="copy this existing family (a name or a path) instead of the template")
+    new.add_argument("--quiet", action="store_true", help="print only the path written")
+    new.set_defaults(run=_new_command)
+    for module in COMMAND_MODULES:
+        importlib.import_module(module).add_commands(commands)
     return parser
+
+
+def _interrupt_on_terminate(signum, frame) -> None:
+    raise KeyboardInterrupt
 
 
 def main(argv: list[str] | None = None) -> int:
     arguments = build_parser().parse_args(argv)
+    # A `kill` is handled like Ctrl-C: the workers are stopped and nothing is written.
+    previous = signal.signal(signal.SIGTERM, _interrupt_on_terminate) \
+        if threading.current_thread() is threading.main_thread() else None
     try:
         return arguments.run(arguments)
     except RaosymError as error:
@@ -116,6 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("raosym: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

@@ -1,27 +1,35 @@
-"""The pipeline in one place: spec -> (density check) -> derive -> verify -> emit -> write.
+"""The pipeline in one place: spec -> (density check) -> derive -> verify -> [cache] -> emit
+-> write.
 
 ``run_family`` takes a family name or a path and returns a :class:`Verified` or raises the
-stage's own error; ``run_families`` runs several in parallel over the available cores;
-``generate`` runs them and then the emit and write stages into ``generated/``. The CLI and the
-Python API (``raosym.load``, ``raosym.derive``, ``raosym.verify``, ``raosym.generate``) call
-these.
+stage's own error; given a :class:`~raosym.cache.DerivationCache` it first looks the family up
+there (by the sha256 of its file and the engine version) and stores what it verified.
+``run_families`` runs several in parallel over the available cores, reporting each family's
+steps to an ``on_step`` callback (the CLI's progress); ``generate`` runs them and then the
+emit and write stages into ``generated/``. The CLI and the Python API (``raosym.load``,
+``raosym.derive``, ``raosym.verify``, ``raosym.run``, ``raosym.generate``) call these.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing
 import os
+import signal
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from raosym.derive import derive
-from raosym.errors import RaosymError, SpecError
+from raosym.cache import DerivationCache
+from raosym.derive import derive as derive_spec
+from raosym.derive.steps import Derivation
+from raosym.errors import DerivationError, RaosymError, SpecError
 from raosym.spec import load_spec
 from raosym.spec.model import FamilySpec
 from raosym.verify.checks import Verified, verify
 from raosym.verify.density import check_density
+
 
 #: Where family names are looked up: $RAOSYM_DERIVATIONS, else ./derivations.
 def derivations_folder() -> Path:
@@ -54,43 +62,192 @@ def load(name_or_path: str | os.PathLike) -> FamilySpec:
     return spec
 
 
-def run_family(name_or_path: str | os.PathLike) -> Verified:
-    """Load, derive and verify one family."""
+def run_family(name_or_path: str | os.PathLike, *, cache: DerivationCache | None = None,
+               on_step: StepCallback | None = None) -> Verified:
+    """Load, derive and verify one family (or take its Verified result from ``cache``)."""
+    return _run_family(name_or_path, cache=cache, on_step=on_step)[0]
+
+
+#: ``on_step(family, step, elapsed_seconds)``: called when a family enters a step
+#: (``cache``, ``spec``, ``derive``, ``verify``) and when it ends (``done``, ``cached``,
+#: ``failed``).
+StepCallback = Callable[[str, str, float], None]
+
+
+def _run_family(name_or_path, *, cache, on_step) -> tuple[Verified, bool]:
     started = time.perf_counter()
-    spec = load(name_or_path)
-    derivation = derive(spec)
+    family = Path(str(name_or_path)).stem
+
+    def step(name: str) -> None:
+        if on_step is not None:
+            on_step(family, name, time.perf_counter() - started)
+
+    path = resolve(name_or_path)
+    if cache is not None:
+        step("cache")
+        cached = cache.load(path)
+        if cached is not None:
+            step("cached")
+            return cached, True
+    step("spec")
+    spec = load(path)
+    step("derive")
+    derivation = derive_spec(spec)
+    step("verify")
     verified_at = time.perf_counter()
     verified = verify(derivation)
     derivation.timings["verify"] = time.perf_counter() - verified_at
     derivation.timings["total"] = time.perf_counter() - started
-    return verified
+    if cache is not None:
+        cache.store(path, verified)
+    step("done")
+    return verified, False
+
+
+def derive(spec_or_name, *, budget: float | None = None) -> Derivation:
+    """The Derivation of a FamilySpec, or of a family name or path (loaded first).
+
+    This is ``raosym.derive``: in Jupyter the result displays as LaTeX (density, Fisher
+    matrix, distance, proof steps).
+    """
+    spec = spec_or_name if isinstance(spec_or_name, FamilySpec) else load(spec_or_name)
+    return derive_spec(spec) if budget is None else derive_spec(spec, budget=budget)
 
 
 @dataclass(frozen=True)
 class FamilyOutcome:
-    """What happened to one family: its Verified result or the error that stopped it."""
+    """What happened to one family: its Verified result or the error that stopped it, whether
+    it came from the cache, and the seconds it took."""
 
     name: str
     verified: Verified | None = None
     error: RaosymError | None = None
+    cached: bool = False
+    seconds: float = 0.0
 
 
-def _outcome(name_or_path) -> FamilyOutcome:
+def _outcome(name_or_path, cache=None, on_step=None) -> FamilyOutcome:
+    started = time.perf_counter()
     try:
-        return FamilyOutcome(str(name_or_path), verified=run_family(name_or_path))
+        verified, cached = _run_family(name_or_path, cache=cache, on_step=on_step)
+        return FamilyOutcome(str(name_or_path), verified=verified, cached=cached,
+                             seconds=time.perf_counter() - started)
     except RaosymError as error:
-        return FamilyOutcome(str(name_or_path), error=error)
+        if on_step is not None:
+            on_step(Path(str(name_or_path)).stem, "failed", time.perf_counter() - started)
+        return FamilyOutcome(str(name_or_path), error=error,
+                             seconds=time.perf_counter() - started)
 
 
-def run_families(names, *, jobs: int | None = None) -> list[FamilyOutcome]:
-    """Run several families, in parallel over ``jobs`` processes (default: every core)."""
+def run_families(names, *, jobs: int | None = None, cache: DerivationCache | None = None,
+                 on_step: StepCallback | None = None) -> list[FamilyOutcome]:
+    """Run several families, in parallel over ``jobs`` processes (default: every core).
+
+    The workers are forked processes, each with a pipe to this one: this process hands a
+    family to each idle worker, and receives its step events (passed to ``on_step`` here, so
+    progress is reported from one place) and its outcome. A worker that dies (killed, out of
+    memory) fails its family with a DerivationError instead of hanging the run. On Ctrl-C, or
+    any exception here, every worker is terminated at once.
+    """
     names = list(names)
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(names) or 1))
     if jobs == 1:
-        return [_outcome(name) for name in names]
+        return [_outcome(name, cache, on_step) for name in names]
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-        return list(pool.map(_outcome, names))
+    workers = []
+    try:
+        for _ in range(jobs):
+            parent_end, worker_end = context.Pipe()
+            process = context.Process(target=_worker, args=(worker_end, cache), daemon=False)
+            process.start()
+            worker_end.close()
+            workers.append(_Worker(process, parent_end))
+        return _dispatch(names, workers, on_step)
+    finally:
+        for worker in workers:
+            worker.stop()
+
+
+@dataclass
+class _Worker:
+    process: multiprocessing.Process
+    connection: object
+    task: tuple[int, str] | None = None
+
+    def stop(self) -> None:
+        self.connection.close()
+        if self.process.is_alive():
+            self.process.terminate()
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+
+
+def _dispatch(names: list[str], workers: list[_Worker], on_step) -> list[FamilyOutcome]:
+    """Hand out families to idle workers until every family has an outcome."""
+    from multiprocessing.connection import wait
+
+    pending = list(enumerate(names))[::-1]
+    outcomes: list[FamilyOutcome | None] = [None] * len(names)
+
+    def hand_out(worker: _Worker) -> None:
+        worker.task = pending.pop() if pending else None
+        worker.connection.send(worker.task)
+
+    for worker in workers:
+        hand_out(worker)
+    busy = {worker.connection: worker for worker in workers if worker.task is not None}
+    while busy:
+        for connection in wait(list(busy)):
+            worker = busy[connection]
+            try:
+                message = connection.recv()
+            except (EOFError, OSError):  # the worker died with a family in hand
+                index, name = worker.task
+                outcomes[index] = FamilyOutcome(name, error=DerivationError(
+                    f"{name}: the worker process deriving it exited "
+                    f"(exit code {worker.process.exitcode})"))
+                del busy[connection]
+                continue
+            if message[0] == "step":
+                if on_step is not None:
+                    on_step(*message[1:])
+                continue
+            _, index, outcome = message
+            outcomes[index] = outcome
+            hand_out(worker)
+            if worker.task is None:
+                del busy[connection]
+    for index, name in enumerate(names):  # workers that died before taking their task
+        if outcomes[index] is None:
+            outcomes[index] = FamilyOutcome(name, error=DerivationError(
+                f"{name}: no worker process was left to derive it"))
+    return outcomes
+
+
+def _worker(connection, cache) -> None:
+    """A worker process of :func:`run_families`: derive the families it is sent, one at a
+    time, until it is sent None."""
+    # Ctrl-C reaches the whole process group; only the parent reacts (it stops the workers),
+    # so a worker never prints a KeyboardInterrupt traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _stop_worker)
+
+    def on_step(family: str, step: str, elapsed: float) -> None:
+        connection.send(("step", family, step, elapsed))
+
+    while (task := connection.recv()) is not None:
+        index, name = task
+        connection.send(("done", index, _outcome(name, cache, on_step)))
+    connection.close()
+
+
+def _stop_worker(signum, frame) -> None:
+    """SIGTERM in a worker: kill the budget's child running a SymPy call, then exit now."""
+    for child in multiprocessing.active_children():
+        child.kill()
+    os._exit(128 + signum)
 
 
 # ----------------------------------------------------------------------------- generate
@@ -105,19 +262,24 @@ class Generation:
     failures: tuple[FamilyOutcome, ...]
     changed: tuple[str, ...] = ()
     diff: str = ""
+    outcomes: tuple[FamilyOutcome, ...] = ()
 
 
 def generate(names=None, *, output: str | os.PathLike = "generated", check: bool = False,
-             jobs: int | None = None) -> Generation:
+             jobs: int | None = None, cache: DerivationCache | None = None,
+             on_step: StepCallback | None = None) -> Generation:
     """Derive, verify and emit the named families (default: every derivation file) into
-    ``output``; with ``check``, only compare a fresh render with ``output``."""
+    ``output``; with ``check``, only compare a fresh render with ``output``. Families found in
+    ``cache`` are rendered from it without deriving."""
     files = all_derivation_files()
     if not files:
         raise SpecError(f"no derivation files in {derivations_folder()}",
                         path=str(derivations_folder()))
     targets = [str(resolve(name)) for name in names] if names else [str(f) for f in files]
-    outcomes = run_families(targets, jobs=jobs)
-    return generate_from(outcomes, output=output, families={f.stem for f in files}, check=check)
+    outcomes = run_families(targets, jobs=jobs, cache=cache, on_step=on_step)
+    generation = generate_from(outcomes, output=output, families={f.stem for f in files},
+                               check=check)
+    return dataclasses.replace(generation, outcomes=tuple(outcomes))
 
 
 def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],

@@ -10,7 +10,9 @@ metric: ``one coordinate``, ``constant metric``, ``location-scale half-plane``, 
 ``numeric only``), ``rao_distance_reason`` (null, or why there is no closed form),
 ``verification`` (objects with ``quantity``, ``point``, ``symbolic``, ``numeric``, ``digits``;
 distance checks have quantity ``rao_distance`` or ``rao_distance_textbook`` and both points in
-``point``), ``min_digits`` and ``timings`` (seconds).
+``point``), ``min_digits``, ``timings`` (seconds) and ``mechanism`` (null without a ``[mechanism]`` table,
+else the Rao-DP budget, calibration, conversions, RDP curve and KL with their verification: see
+:func:`raosym.verify.divergence.mechanism_report`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import sympy
 
 from raosym.verify.checks import REQUIRED_DIGITS, Verified
+from raosym.verify.divergence import mechanism_report
 
 
 def _string(expr) -> str | None:
@@ -60,6 +63,7 @@ def as_json(verified: Verified) -> dict:
             for check in verified.checks
         ],
         "min_digits": verified.min_digits,
+        "mechanism": mechanism_report(verified),  # null without a [mechanism] table
         "timings": {stage: round(seconds, 3) for stage, seconds in derivation.timings.items()},
     }
 
@@ -131,3 +135,52 @@ def _verification_table(verified: Verified) -> str:
         lines.append(f"    {check.quantity:<{width}}  {check.digits:5.1f} digits{needed}  "
                      f"at {point}")
     return "\n".join(lines)
+
+
+# ----------------------------------------------------------------------------- run summary
+
+
+def summary_row(outcome) -> dict:
+    """One family of a run (a :class:`~raosym.pipeline.FamilyOutcome`) as a JSON object:
+    ``family``, ``entries`` (Fisher entries derived), ``checks``, ``digits`` (the worst
+    agreement), ``seconds``, ``status`` (``ok`` or the error type), ``cached`` and ``error``."""
+    from pathlib import Path
+
+    row = {"family": Path(outcome.name).stem, "entries": None, "checks": None, "digits": None,
+           "seconds": round(outcome.seconds, 3), "status": "ok", "cached": outcome.cached,
+           "error": None}
+    if outcome.error is not None:
+        row.update(status=type(outcome.error).__name__, error=str(outcome.error))
+    else:
+        verified = outcome.verified
+        row.update(entries=len(verified.derivation.entries), checks=len(verified.checks),
+                   digits=round(verified.min_digits, 1))
+    return row
+
+
+def summary_table(outcomes, *, colour: bool = False) -> str:
+    """The end-of-run table: family, entries derived, checks, digits agreed, time, status,
+    cached; a last line with the totals."""
+    header = ("family", "entries", "checks", "digits", "time", "status", "cached")
+    rows = []
+    for outcome in outcomes:
+        row = summary_row(outcome)
+        rows.append((row["family"], _cell(row["entries"]), _cell(row["checks"]),
+                     _cell(row["digits"], "{:.1f}"), f"{row['seconds']:.1f} s", row["status"],
+                     "yes" if row["cached"] else "no"))
+    widths = [max(len(header[i]), *(len(row[i]) for row in rows)) for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    for row in rows:
+        text = "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
+        if colour:
+            text = ("\033[32m" if row[5] == "ok" else "\033[31m") + text + "\033[0m"
+        lines.append(text)
+    failed = sum(1 for row in rows if row[5] != "ok")
+    cached = sum(1 for row in rows if row[6] == "yes")
+    lines.append(f"{len(rows)} families: {len(rows) - failed} ok, {failed} failed, "
+                 f"{cached} from the cache")
+    return "\n".join(lines)
+
+
+def _cell(value, form: str = "{}") -> str:
+    return "-" if value is None else form.format(value)

@@ -1,8 +1,19 @@
-"""Shared fixtures: the catalog is derived and verified once per test session (in parallel)."""
+"""Shared fixtures: the catalog is derived and verified once per test session (in parallel).
+
+The derivation cache: every test (and every ``raosym`` subprocess a test starts, through the
+environment) uses a cache folder of this session, empty at the start. So the ``catalog``
+fixture really derives every family once per run, and later CLI runs of the same families
+are answered from that cache instead of deriving again. To reuse a cache across runs while
+working on tests that do not touch the engine, set ``RAOSYM_TEST_CACHE=/some/folder`` (the
+cache key contains the engine's source hash, so an engine change still derives again).
+"""
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,14 +22,29 @@ REPOSITORY = Path(__file__).resolve().parents[1]
 DERIVATIONS = REPOSITORY / "derivations"
 
 
+def _session_cache() -> str:
+    if os.environ.get("RAOSYM_TEST_CACHE"):
+        return os.environ["RAOSYM_TEST_CACHE"]
+    folder = tempfile.mkdtemp(prefix="raosym-test-cache-")
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+# Set before any test runs, so that no test writes the project's own .raosym-cache/.
+os.environ["RAOSYM_CACHE"] = SESSION_CACHE = _session_cache()
+
+
 @pytest.fixture(scope="session")
 def catalog():
     """name -> FamilyOutcome for every file in derivations/ (derived and verified)."""
     from raosym import pipeline
 
     os.environ.setdefault("RAOSYM_DERIVATIONS", str(DERIVATIONS))
+    from raosym.cache import DerivationCache
+
     files = sorted(DERIVATIONS.glob("*.toml"))
-    outcomes = pipeline.run_families([str(f) for f in files])
+    outcomes = pipeline.run_families([str(f) for f in files],
+                                     cache=DerivationCache(SESSION_CACHE))
     return {Path(outcome.name).stem: outcome for outcome in outcomes}
 
 

@@ -86,3 +86,9 @@ class Derivation:
     steps: tuple[ProofStep, ...] = ()
     timings: dict = field(default_factory=dict, compare=False, hash=False)
     distance: RaoDistance | None = None
+
+    def _repr_latex_(self) -> str:
+        """Jupyter display: density, Fisher matrix, geometry, distance, proof steps."""
+        from raosym.display import derivation_latex
+
+        return derivation_latex(self)

@@ -79,6 +79,12 @@ class Verified:
         entries and curvature); distance checks have their own, listed requirements."""
         return min(check.digits for check in self.checks if check.required == REQUIRED_DIGITS)
 
+    def _repr_latex_(self) -> str:
+        """Jupyter display: the derivation and its verification (see raosym.display)."""
+        from raosym.display import verified_latex
+
+        return verified_latex(self)
+
 
 def digits_of_agreement(symbolic, numeric, scale=None) -> float:
     """``-log10`` of the error relative to ``scale`` (default: the value), capped at the
