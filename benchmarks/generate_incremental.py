@@ -88,8 +88,11 @@ def main() -> None:
         print(line + f"   (derived {len(derived_again(summary))} families)")
         cold_tree = snapshot(workspace / "out")
         if serial is not None:
+            serial_tree = snapshot(workspace / "serial")
+            differ = sorted(path for path in set(serial_tree) | set(cold_tree)
+                            if serial_tree.get(path) != cold_tree.get(path))
             print("  --jobs 1 output byte-identical to the parallel one: "
-                  f"{snapshot(workspace / 'serial') == cold_tree}")
+                  f"{not differ}{'; differing files: ' + ', '.join(differ) if differ else ''}")
 
         warm, summary = generate(workspace, workspace / "out")
         print(f"warm, nothing changed:           {warm:7.1f} s   (target <= 5 s; "

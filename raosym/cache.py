@@ -19,6 +19,11 @@ key's entry copied over, another program's file) is reported as a miss, and the 
 derived again and the entry rewritten. Entries are written to a temporary file and renamed,
 so an interrupted run never leaves half an entry.
 
+Rendered files are cached too (``KEY.render``, JSON in the same envelope), keyed by the
+entry's key and the *emit version* (a sha256 of ``raosym/emit``: printers, backends and
+templates): with nothing changed, ``raosym generate`` neither derives nor renders; after a
+template change it re-renders from the Verified entries without deriving.
+
 Pickle runs code on load: like ``__pycache__``, the cache folder must only be writable by the
 user. The checksum detects damage, not an attacker who can write there.
 
@@ -31,6 +36,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import json
 import os
 import pickle
 import platform
@@ -60,6 +66,27 @@ def engine_version() -> str:
             digest.update(file.relative_to(PACKAGE).as_posix().encode() + b"\0")
             digest.update(file.read_bytes() + b"\0")
     return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=1)
+def emit_version() -> str:
+    """A sha256 over the emit stage's sources: Python files and Jinja templates."""
+    digest = hashlib.sha256()
+    for file in sorted(path for path in (PACKAGE / "emit").rglob("*")
+                       if path.is_file() and path.suffix in (".py", ".j2")):
+        digest.update(file.relative_to(PACKAGE).as_posix().encode() + b"\0")
+        digest.update(file.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def render_key(derivation_file: str | os.PathLike) -> str:
+    """The key of a family's rendered files: its entry's key, the emit version, the
+    derivation file's folder name and raosym's version (both printed in the headers)."""
+    import raosym  # the version the headers print; read lazily (raosym imports this module)
+
+    path = Path(derivation_file)
+    parts = (cache_key(path), emit_version(), path.resolve().parent.name, raosym.__version__)
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
 def cache_key(derivation_file: str | os.PathLike, *, budget: float | None = None) -> str:
@@ -129,6 +156,9 @@ class DerivationCache:
             payload = pickle.dumps(verified, protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # noqa: BLE001 - an unpicklable result is simply not cached
             return None
+        return self._write(self.entry_path(key), key, payload)
+
+    def _write(self, target: Path, key: str, payload: bytes) -> Path | None:
         blob = MAGIC + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -136,17 +166,42 @@ class DerivationCache:
             try:
                 with os.fdopen(handle, "wb") as file:
                     file.write(blob + payload)
-                os.replace(temporary, self.entry_path(key))
+                os.replace(temporary, target)
             finally:
                 if os.path.exists(temporary):
                     os.unlink(temporary)
         except OSError:
             return None
-        return self.entry_path(key)
+        return target
+
+    def load_rendered(self, derivation_file: str | os.PathLike) -> dict[str, str] | None:
+        """The files rendered from this family's entry by the current emit stage, or None."""
+        key = render_key(derivation_file)
+        try:
+            blob = (self.folder / f"{key}.render").read_bytes()
+        except OSError:
+            return None
+        payload, _ = _payload(blob, key)
+        if payload is None:
+            return None
+        try:
+            files = json.loads(payload.decode("utf-8"))
+        except ValueError:
+            return None
+        if not isinstance(files, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+            return None
+        return files
+
+    def store_rendered(self, derivation_file: str | os.PathLike,
+                       files: dict[str, str]) -> Path | None:
+        key = render_key(derivation_file)
+        payload = json.dumps(files, sort_keys=True).encode("utf-8")
+        return self._write(self.folder / f"{key}.render", key, payload)
 
 
-def _decode(blob: bytes, key: str) -> tuple[Verified | None, str]:
-    """Check the header of an entry, then unpickle it; never raises."""
+def _payload(blob: bytes, key: str) -> tuple[bytes | None, str]:
+    """The payload of an entry whose magic line, key and checksum are right; never raises."""
     if not blob.startswith(MAGIC):
         return None, "foreign (not a raosym cache entry)"
     header = blob[len(MAGIC):]
@@ -158,6 +213,14 @@ def _decode(blob: bytes, key: str) -> tuple[Verified | None, str]:
         return None, "foreign (its key is not this file's key)"
     if hashlib.sha256(payload).hexdigest().encode() != checksum:
         return None, "corrupt (checksum mismatch)"
+    return payload, "ok"
+
+
+def _decode(blob: bytes, key: str) -> tuple[Verified | None, str]:
+    """Check the header of an entry, then unpickle it; never raises."""
+    payload, reason = _payload(blob, key)
+    if payload is None:
+        return None, reason
     try:
         verified = pickle.loads(payload)
     except Exception:  # noqa: BLE001 - a damaged pickle can raise almost anything

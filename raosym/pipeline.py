@@ -278,19 +278,34 @@ def generate(names=None, *, output: str | os.PathLike = "generated", check: bool
     targets = [str(resolve(name)) for name in names] if names else [str(f) for f in files]
     outcomes = run_families(targets, jobs=jobs, cache=cache, on_step=on_step)
     generation = generate_from(outcomes, output=output, families={f.stem for f in files},
-                               check=check)
+                               check=check, cache=cache)
     return dataclasses.replace(generation, outcomes=tuple(outcomes))
 
 
+def _render(outcome: FamilyOutcome, cache: DerivationCache | None) -> dict[str, str]:
+    """A family's files: from the render cache when its Verified came from the cache (same
+    entry, same emit sources), else rendered now (and stored)."""
+    from raosym import emit
+
+    path = outcome.verified.derivation.spec.path
+    if cache is not None and outcome.cached:
+        files = cache.load_rendered(path)
+        if files is not None:
+            return files
+    files = emit.render_family(outcome.verified)
+    if cache is not None:
+        cache.store_rendered(path, files)
+    return files
+
+
 def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
-                  check: bool = False) -> Generation:
+                  check: bool = False, cache: DerivationCache | None = None) -> Generation:
     """The emit and write stages for outcomes already derived and verified.
 
     ``families`` names every family that exists (one per derivation file): the files of any
     other family in ``output`` are stale and removed. Rendering happens entirely in memory
     before anything is written, so an exception leaves ``output`` untouched.
     """
-    from raosym import emit
     from raosym.emit import write
     from raosym.errors import EmitError
 
@@ -307,7 +322,7 @@ def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
                 "names its generated files")))
             continue
         try:
-            rendered[spec.name] = emit.render_family(outcome.verified)
+            rendered[spec.name] = _render(outcome, cache)
         except EmitError as error:
             failures.append(FamilyOutcome(outcome.name, error=EmitError(f"{spec.path}: {error}")))
     plan = write.plan_tree(output, rendered, families)

@@ -134,11 +134,15 @@ def test_engine_version_follows_engine_sources_but_not_templates(tmp_path, monke
         return engine_version()
 
     original = version()
+    cache_module.emit_version.cache_clear()
+    emit_before = cache_module.emit_version()
     templates = sorted((package / "emit").rglob("*.j2"))
     assert templates, "the emit backends have templates"
     templates[0].write_text(templates[0].read_text() + "\n")
     (package / "emit" / "__init__.py").write_text("# emit is not the engine\n")
     assert version() == original  # a template change re-renders without re-deriving
+    cache_module.emit_version.cache_clear()
+    assert cache_module.emit_version() != emit_before  # ... because it is a new emit version
     for source in ("derive/fisher.py", "verify/checks.py", "spec/parser.py", "errors.py"):
         path = package / source
         saved = path.read_bytes()
@@ -147,6 +151,7 @@ def test_engine_version_follows_engine_sources_but_not_templates(tmp_path, monke
         path.write_bytes(saved)
         assert version() == original
     engine_version.cache_clear()
+    cache_module.emit_version.cache_clear()
 
 
 def _entry(store: DerivationCache, derivation_file: Path) -> Path:
@@ -381,6 +386,37 @@ def test_touching_one_file_derives_only_that_family(catalog, tmp_path, monkeypat
     assert (output / "python" / "exponential.py").read_bytes() == first
     assert {name: row["cached"] for name, row in generate().items()} == {
         "poisson": True, "exponential": True}
+
+
+def test_rendered_files_are_cached_and_a_damaged_render_entry_is_rendered_again(
+        exponential_entry, tmp_path, monkeypatch):
+    from raosym import emit
+
+    source, good = exponential_entry
+    folder = tmp_path / "derivations"
+    folder.mkdir()
+    shutil.copy(source, folder)
+    monkeypatch.setenv("RAOSYM_DERIVATIONS", str(folder))
+    monkeypatch.setenv("RAOSYM_CACHE", str(tmp_path / "cache"))
+    store = DerivationCache(tmp_path / "cache")
+    store.folder.mkdir()
+    _entry(store, folder / "exponential.toml").write_bytes(good)
+    expected = emit.render_family(store.load(folder / "exponential.toml"))
+    for attempt in ("renders and stores", "from the render cache", "damaged entry"):
+        if attempt == "damaged entry":
+            entry = next(store.folder.glob("*.render"))
+            entry.write_bytes(entry.read_bytes()[:-40] + b"x" * 40)
+            assert store.load_rendered(folder / "exponential.toml") is None
+        output = tmp_path / attempt.replace(" ", "_")
+        assert cli.main(["generate", "--output", str(output), "--quiet"]) == 0
+        assert {path: text for path, text in snapshot_text(output).items()
+                if "exponential" in path} == expected
+        assert store.load_rendered(folder / "exponential.toml") == expected
+
+
+def snapshot_text(folder: Path) -> dict[str, str]:
+    return {path.relative_to(folder).as_posix(): path.read_text()
+            for path in sorted(folder.rglob("*")) if path.is_file()}
 
 
 def test_summary_row_of_a_failure():
