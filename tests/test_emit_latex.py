@@ -61,6 +61,8 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
     for entry in entries:
         expected += [step.claim for step in entry.steps[shared:]]
     expected += [step.claim for step in derivation.geometry.steps]
+    if derivation.distance is not None and derivation.distance.closed:
+        expected += [step.claim for step in derivation.distance.steps]
     assert items == [tex_text(claim) for claim in expected]
     for entry in entries:
         for step in entry.steps[shared:]:
@@ -87,6 +89,41 @@ def test_verification_remark(catalog, generated_tree):
     text = (generated_tree / "latex" / "laplace.tex").read_text()
     assert f"{len(family.checks)} checks at" in text
     assert f"agreed to at least {family.min_digits:g} digits" in text
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_distance_subsection(catalog, generated_tree, name):
+    """The Rao distance: line element, structure, both forms with the steps proving them
+    equal, and the numeric geodesic check; or, without a closed form, the reason."""
+    derivation = verified(catalog, name).derivation
+    distance = derivation.distance
+    text = (generated_tree / "latex" / f"{name}.tex").read_text()
+    section = text[text.index(r"\subsection*{Rao distance}"):]
+    section = section[:section.index("[Numeric verification]")]
+    assert "Numeric geodesic check" in section
+    assert r"\texttt{rao\_distance} at" in section
+    if distance.closed:
+        assert tex_text(distance.structure) in section
+        assert "d(P_1, P_2)" in section
+        strategies = [step.strategy for step in distance.steps]
+        assert "stable form" in strategies and strategies.count("distance") >= 1
+        for step in distance.steps:
+            assert tex_text(step.justification) in section
+    else:
+        assert tex_text(distance.reason) in section
+        assert "relative tolerance" in section
+
+
+def test_unicode_of_the_proof_steps_compiles(tmp_path):
+    from raosym.emit.latex.printer import UNICODE_TEXT
+
+    text = tex_text("".join(UNICODE_TEXT) + " Poincaré")
+    assert all(character not in text for character in UNICODE_TEXT)
+    (tmp_path / "unicode.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\texttt{" + text
+        + "}\n\\end{document}\n")
+    result = compile_tex(tmp_path, "unicode.tex")
+    assert result.ok, result.errors
 
 
 def test_plain_text_is_escaped(tmp_path):

@@ -24,6 +24,7 @@ from pathlib import Path
 import sympy
 
 from raosym.derive.steps import FisherEntry, ProofStep
+from raosym.emit.latex.distance import distance_context, distance_names
 from raosym.emit.latex.printer import ProofPrinter, fisher_latex, symbol_latex, tex_text
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.render import environment, template_digest
@@ -68,7 +69,8 @@ def render_appendix(names: list[str]) -> dict[str, str]:
 def section_context(verified: Verified) -> dict:
     derivation = verified.derivation
     spec = derivation.spec
-    printer = ProofPrinter(spec, {LINE_ELEMENT_NAME: _line_element_latex(spec)})
+    printer = ProofPrinter(spec, {LINE_ELEMENT_NAME: _line_element_latex(spec),
+                                  **distance_names(verified)})
     entries = derivation.entries
     shared = _shared_steps(entries)
     return {
@@ -91,6 +93,10 @@ def section_context(verified: Verified) -> dict:
         "entries": [_entry(spec, entry, len(shared), printer) for entry in entries],
         "geometry_steps": _steps(_geometry_steps(derivation.geometry.steps), printer, first=1),
         "verification": _verification(verified),
+        "line_element_symbol": _line_element_latex(spec),
+        "distance": distance_context(
+            verified, printer,
+            lambda steps, printer, first: _steps(_geometry_steps(steps), printer, first=first)),
     }
 
 

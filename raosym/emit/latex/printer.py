@@ -36,9 +36,39 @@ TEX_SPECIALS = {
 }
 
 
+#: Characters of the proof steps' plain text that pdflatex's UTF-8 input does not set up
+#: (mathematical symbols, Greek letters, sub- and superscript digits), and what prints them.
+UNICODE_TEXT = {
+    "√": r"\ensuremath{\surd}",
+    "−": "-",
+    "·": r"\ensuremath{\cdot}",
+    "×": r"\ensuremath{\times}",
+    "≥": r"\ensuremath{\geq}",
+    "≤": r"\ensuremath{\leq}",
+    "∫": r"\ensuremath{\int}",
+    "∞": r"\ensuremath{\infty}",
+    "²": r"\textsuperscript{2}",
+    "³": r"\textsuperscript{3}",
+    "⁴": r"\textsuperscript{4}",
+    "ᵀ": r"\textsuperscript{T}",
+    "₀": r"\textsubscript{0}",
+    "₁": r"\textsubscript{1}",
+    "₂": r"\textsubscript{2}",
+    "φ": r"\ensuremath{\varphi}",
+    "π": r"\ensuremath{\pi}",
+    "θ": r"\ensuremath{\theta}",
+    "μ": r"\ensuremath{\mu}",
+    "σ": r"\ensuremath{\sigma}",
+    "λ": r"\ensuremath{\lambda}",
+    "Γ": r"\ensuremath{\Gamma}",
+    "Δ": r"\ensuremath{\Delta}",
+}
+
+
 def tex_text(text: str) -> str:
     """Plain text as TeX source that prints exactly that text."""
-    return "".join(TEX_SPECIALS.get(character, character) for character in text)
+    return "".join(TEX_SPECIALS.get(character) or UNICODE_TEXT.get(character, character)
+                   for character in text)
 
 
 def symbol_latex(name: str) -> str:

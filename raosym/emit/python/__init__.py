@@ -22,6 +22,7 @@ from pathlib import Path
 import sympy
 
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
+from raosym.emit.python.distance import distance_context, distance_docstring
 from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
 from raosym.emit.render import environment
 from raosym.errors import EmitError
@@ -70,8 +71,13 @@ def module_context(verified: Verified) -> dict:
     fisher, fisher_printer = _fisher_context(spec, derivation.fisher, variables, rename, scalars)
     curvature, curvature_printer = _curvature_context(
         spec, derivation.geometry.gaussian_curvature, variables, rename, scalars)
+    distance = distance_context(derivation, rename, scalars, _printed)
+    if distance is not None:
+        distance["docstring"] = distance_docstring(verified)
     helpers = fisher_printer.helpers | (curvature_printer.helpers if curvature_printer else set())
+    helpers |= distance["helpers"] if distance and distance["closed"] else set()
     printed = fisher["printed"] + (curvature["printed"] if curvature else [])
+    printed += distance["printed"] if distance and distance["closed"] else []
     return {
         "header": header_lines(verified, TEMPLATES),
         "docstring": module_docstring(verified),
@@ -87,9 +93,12 @@ def module_context(verified: Verified) -> dict:
         "fisher": fisher,
         "line_element": {"docstring": line_element_docstring(spec, derivation.geometry.line_element)},
         "curvature": curvature,
+        "distance": distance,
         "helpers": sorted(helpers),
-        # math is imported only when used: by a helper (factorials) or a scalar gamma.
-        "uses_math": bool(helpers) or any("math." in code for code in printed),
+        # math is imported only when used: by a helper (factorials), a scalar gamma or the
+        # numeric geodesic solver.
+        "uses_math": bool(helpers) or any("math." in code for code in printed)
+        or bool(distance and not distance["closed"]),
     }
 
 

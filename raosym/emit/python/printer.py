@@ -154,3 +154,17 @@ class ModulePrinter(NumPyPrinter):
         if self._on_scalars(expr):
             return f"math.lgamma({self._print(expr.args[0])})"
         return self._helper("loggamma", *expr.args)
+
+    # Min and Max of arrays that broadcast: nested np.minimum/np.maximum (NumPyPrinter's
+    # np.amin of a tuple needs equal shapes).
+    def _print_Min(self, expr: sympy.Min) -> str:
+        return self._nested("np.minimum", expr.args)
+
+    def _print_Max(self, expr: sympy.Max) -> str:
+        return self._nested("np.maximum", expr.args)
+
+    def _nested(self, function: str, args) -> str:
+        code = self._print(args[0])
+        for arg in args[1:]:
+            code = f"{function}({code}, {self._print(arg)})"
+        return code

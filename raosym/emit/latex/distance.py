@@ -1,0 +1,76 @@
+"""The Rao distance subsection of a family's LaTeX section.
+
+Emit stage, LaTeX backend (kept apart from :mod:`raosym.emit.latex` so that later subsections
+do not mix with it). Input: the family's :class:`~raosym.derive.steps.RaoDistance` and its
+verification record. Output: the context of ``distance.tex.j2``: the line element, the
+recognized structure, the proof steps the derive stage recorded (shear, half-plane, curvature,
+antiderivatives, the cancellation-free identities and the equality of the stable and textbook
+forms), the closed form, and the numeric geodesic check; for a family without a closed form,
+the reason and how the generated code computes the distance.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from raosym.emit.latex.printer import ProofPrinter, symbol_latex, tex_text
+from raosym.emit.provenance import verification_record
+from raosym.verify.checks import Verified
+
+#: Verification quantities of the distance (see raosym/verify/checks.py).
+DISTANCE_QUANTITIES = ("rao_distance", "rao_distance_textbook")
+
+
+def distance_names(verified: Verified) -> dict[sympy.Symbol, str]:
+    """LaTeX names of the symbols the distance steps use: the two points' coordinates
+    (``mu_1`` -> ``\\mu_{1}``, ``lam_2`` -> ``\\lambda_{2}``) and sheared coordinates
+    (``mu'`` -> ``\\mu'``)."""
+    spec = verified.derivation.spec
+    names = {}
+    for p in spec.coordinates:
+        for suffix in (1, 2):
+            names[sympy.Symbol(f"{p.name}_{suffix}")] = f"{symbol_latex(p.name)}_{{{suffix}}}"
+        names[sympy.Symbol(f"{p.name}'")] = f"{symbol_latex(p.name)}'"
+    return names
+
+
+def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict | None:
+    """The ``distance`` entry of the section context; ``steps(list, printer, first=1)`` is the
+    backend's step formatter (with the line element's name fixed)."""
+    derivation = verified.derivation
+    distance = derivation.distance
+    if distance is None:
+        return None
+    spec = derivation.spec
+    record = verification_record(verified)
+    checks = {q.quantity: q for q in record.quantities if q.quantity in DISTANCE_QUANTITIES}
+    context = {
+        "closed": distance.closed,
+        "structure": tex_text(distance.structure),
+        "line_element": printer.doprint(derivation.geometry.line_element),
+        "points": [", ".join(printer.doprint(s) for s in point) for point in distance.points],
+        "steps": steps(distance.steps, printer, first=1),
+        "checks": [{"name": tex_text(name), "points": q.points, "min_digits": f"{q.min_digits:g}",
+                    "required_digits": f"{q.required_digits:g}"} for name, q in checks.items()],
+        "module": tex_text(f"generated/python/{spec.name}.py"),
+    }
+    if distance.closed:
+        # Imported here: the backend's package imports this module.
+        from raosym.emit.latex import display_rows
+
+        # Long forms are broken into rows of the align* by the backend's own layout.
+        textbook = display_rows("d(P_1, P_2)", distance.textbook, printer)
+        stable = display_rows("", distance.stable, printer)
+        stable[0] = "&= " + stable[0].removeprefix("& ")
+        context["rows"] = textbook + stable
+    else:
+        from raosym.emit.python.distance import NUMERIC_TOLERANCE
+
+        context["reason"] = tex_text(distance.reason or "")
+        context["tolerance"] = _scientific(NUMERIC_TOLERANCE)
+    return context
+
+
+def _scientific(value: float) -> str:
+    mantissa, exponent = f"{value:.0e}".split("e")
+    return rf"{mantissa} \cdot 10^{{{int(exponent)}}}" if mantissa != "1" else rf"10^{{{int(exponent)}}}"

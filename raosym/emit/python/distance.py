@@ -1,0 +1,181 @@
+"""The Rao distance of a generated Python module: ``rao_distance(theta1, theta2, **constants)``.
+
+Emit stage, Python backend (kept apart from :mod:`raosym.emit.python` so that later functions
+of the backend do not mix with it). Input: the family's
+:class:`~raosym.derive.steps.RaoDistance`. Output: the context of the ``rao_distance`` block of
+``module.py.j2``, either
+
+- **closed form**: the derive stage's ``stable`` expression (its cancellation-free rewrite,
+  proved equal to the textbook form there) printed by :class:`ModulePrinter`; nothing is
+  rewritten here beyond the printer's own stable forms, so that the printed code is the proved
+  expression; or
+- **numeric**: for a family without a closed form, the metric and Christoffel symbols printed
+  as scalar code (:class:`ScalarPrinter`) for a shooting solver in the module
+  (``distance_numeric.py.j2``): SciPy's ``solve_ivp`` integrates the geodesic equation, Newton's
+  method on the initial velocity hits the second point, and the result is certified by the
+  length of the path it found.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+import sympy
+from sympy.printing.pycode import PythonCodePrinter
+
+from raosym.derive.steps import RaoDistance
+from raosym.errors import EmitError
+
+WIDTH = 92  # as the backend's docstrings
+
+#: Relative tolerance the numeric path guarantees (stated in the generated docstring, checked
+#: by the certificate in the generated solver and by tests/test_distance_accuracy.py).
+NUMERIC_TOLERANCE = 1e-10
+
+
+class ScalarPrinter(PythonCodePrinter):
+    """Python ``math`` code for single floats (the numeric geodesic's right-hand side is called
+    thousands of times per pair: ``math`` on floats is many times faster than NumPy on
+    0-d arrays). ``polygamma(n, x)`` is SciPy's Hurwitz zeta, ``(-1)**(n+1) n! zeta(n+1, x)``
+    for ``n >= 1`` (``psi`` for ``n = 0``)."""
+
+    def __init__(self) -> None:
+        super().__init__({"strict": True, "fully_qualified_modules": True})
+
+    def _print_polygamma(self, expr: sympy.polygamma) -> str:
+        order, argument = expr.args
+        if not (order.is_Integer and order >= 0):
+            raise EmitError(f"cannot emit {expr}: the order must be an integer >= 0")
+        if order == 0:
+            return f"scipy.special.psi({self._print(argument)})"
+        factor = (-1) ** (int(order) + 1) * math.factorial(int(order))
+        return f"({factor}*scipy.special.zeta({int(order) + 1}, {self._print(argument)}))"
+
+    def _print_loggamma(self, expr: sympy.loggamma) -> str:
+        return f"math.lgamma({self._print(expr.args[0])})"
+
+
+def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | None:
+    """The ``distance`` entry of the module context (None when the derive stage had none).
+
+    ``printed(exprs, rename, scalars)`` is the backend's CSE-and-print function; ``rename`` maps
+    the spec's symbols to their local names in the generated functions.
+    """
+    distance: RaoDistance | None = derivation.distance
+    spec = derivation.spec
+    if distance is None:
+        return None
+    first, second = distance.points
+    locals_ = {symbol: sympy.Symbol(_local(symbol.name), **symbol.assumptions0)
+               for symbol in (*first, *second)}
+    constants = [rename.get(p.symbol, p.symbol).name for p in spec.constants]
+    unpack = {
+        "first": _unpacking([locals_[s].name for s in first] + constants),
+        "second": _unpacking([locals_[s].name for s in second] + ["_" for _ in constants]),
+    }
+    coordinates = [rename.get(p.symbol, p.symbol).name for p in spec.coordinates]
+    if not distance.closed:
+        return {"closed": False, "structure": distance.structure, "reason": distance.reason,
+                **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
+                "field_unpack": _unpacking(coordinates),
+                "bounds": _bounds(spec),
+                **numeric_code(derivation.fisher, derivation.geometry.christoffel, rename)}
+    code, printer = printed([distance.stable], {**rename, **locals_}, scalars)
+    return {
+        "closed": True,
+        "structure": distance.structure,
+        "assignments": code["assignments"],
+        "code": code["results"][0],
+        "printed": code["printed"],
+        "helpers": printer.helpers,
+        **unpack,
+    }
+
+
+def _local(name: str) -> str:
+    return name if name.isidentifier() else "_" + "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _unpacking(names: list[str]) -> str:
+    """``mu_1, sigma_1, nu`` or ``(lam_1,)``: the target of an assignment from _point (the
+    constants, checked, are taken from the first point's call; the second's are ``_``)."""
+    return ", ".join(names) if len(names) > 1 else f"({names[0]},)"
+
+
+def numeric_code(fisher: sympy.Matrix, christoffel, rename: dict) -> dict:
+    """``metric``: the flat row-major entries of g, ``christoffel``: Γ^k_ij for k, i <= j, each
+    printed by :class:`ScalarPrinter` after common subexpressions are shared."""
+    n = fisher.rows
+    exprs = [fisher[i, j] for i in range(n) for j in range(n)]
+    indices = [(k, i, j) for k in range(n) for i in range(n) for j in range(i, n)]
+    exprs += [christoffel[k][i][j] for k, i, j in indices]
+    exprs = [sympy.sympify(e).xreplace(rename) for e in exprs]
+    replacements, reduced = sympy.cse(exprs, symbols=sympy.numbered_symbols("_c"),
+                                      order="canonical")
+    printer = ScalarPrinter()
+    assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
+    results = [printer.doprint(e) for e in reduced]
+    return {
+        "christoffel_index": repr(tuple(indices)),
+        "assignments": assignments,
+        "metric": results[: n * n],
+        "christoffel": [{"k": k, "i": i, "j": j, "code": code}
+                        for (k, i, j), code in zip(indices, results[n * n:], strict=True)],
+    }
+
+
+def distance_docstring(verified) -> str:
+    """The docstring of the generated ``rao_distance``: formulas, accuracy, errors."""
+    # Imported here: the backend's package imports this module.
+    from raosym.emit.python import _constant_lines, _docstring, _formula, _raises, _wrapped
+
+    derivation = verified.derivation
+    spec, distance = derivation.spec, derivation.distance
+    k = len(spec.coordinates)
+    names = ", ".join(p.name for p in spec.coordinates)
+    lines = [
+        "Fisher-Rao distance between the points theta1 and theta2, an array of shape (...).",
+        "",
+        *textwrap.wrap(f"theta1 and theta2 hold ({names}): sequences, or arrays of shape "
+                       f"(..., {k}) that broadcast together.", WIDTH - 4),
+    ]
+    lines += _constant_lines(spec)
+    lines += [""]
+    if distance.closed:
+        lines += [f"Structure of the metric: {distance.structure} (proof in latex/{spec.name}.tex)."]
+        lines += _wrapped(f"d = {_formula(distance.textbook)}")
+        lines += ["computed as the equal cancellation-free form"]
+        lines += _wrapped(f"d = {_formula(distance.stable)}")
+        lines += [
+            "(_1 and _2 name the coordinates of theta1 and theta2). Accurate to a few units in",
+            "the last place for nearby, far apart and translated points alike; d(p, p) == 0.",
+        ]
+    else:
+        reason = distance.reason or ""
+        if not reason.lower().startswith("no closed form"):
+            reason = f"No closed form: {reason}"
+        lines += textwrap.wrap(reason[0].upper() + reason[1:], WIDTH - 4)
+        lines += [""] + textwrap.wrap(
+            "Computed numerically, pair by pair: the geodesic boundary-value problem is solved "
+            "by shooting (SciPy solve_ivp, DOP853 at rtol 1e-13, on the displacement from "
+            "theta1) with damped Newton steps on the initial velocity (continuation through "
+            "the midpoint when the straight line is too poor a start). The path is certified: "
+            "it must end at theta2 and keep a constant speed to 1e-11 of its length, which is "
+            "the distance (16-node Gauss-Legendre quadrature of the speed). Points closer than "
+            "1e-7 (relative) take the midpoint metric, exact to O(separation**2). Relative "
+            f"tolerance: {NUMERIC_TOLERANCE:g}. Costs from about 0.05 s per pair (nearby points) to "
+            "several seconds (far apart ones; see benchmarks/rao_distance.py).", WIDTH - 4)
+        lines += ["", "Raises GeodesicError when the solve does not converge or fails its",
+                  "certificate (never a silent number)."]
+    lines += ["", _raises()]
+    return _docstring(lines)
+
+
+def _bounds(spec) -> str:
+    """``((lower, upper), ...)`` of the coordinates as float literals (infinite ends open)."""
+    def end(value, infinite):
+        return repr(float(value)) if value.is_finite else infinite
+
+    return "(" + ", ".join(f"({end(p.domain.lower, '-math.inf')}, {end(p.domain.upper, 'math.inf')})"
+                           for p in spec.coordinates) + ("," if len(spec.coordinates) == 1 else "") + ")"
