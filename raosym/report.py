@@ -10,7 +10,9 @@ metric: ``one coordinate``, ``constant metric``, ``location-scale half-plane``, 
 ``numeric only``), ``rao_distance_reason`` (null, or why there is no closed form),
 ``verification`` (objects with ``quantity``, ``point``, ``symbolic``, ``numeric``, ``digits``;
 distance checks have quantity ``rao_distance`` or ``rao_distance_textbook`` and both points in
-``point``), ``min_digits`` and ``timings`` (seconds).
+``point``), ``min_digits``, ``timings`` (seconds) and ``mechanism`` (null without a ``[mechanism]`` table,
+else the Rao-DP budget, calibration, conversions, RDP curve and KL with their verification: see
+:func:`raosym.verify.divergence.mechanism_report`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import sympy
 
 from raosym.verify.checks import REQUIRED_DIGITS, Verified
+from raosym.verify.divergence import mechanism_report
 
 
 def _string(expr) -> str | None:
@@ -60,6 +63,7 @@ def as_json(verified: Verified) -> dict:
             for check in verified.checks
         ],
         "min_digits": verified.min_digits,
+        "mechanism": mechanism_report(verified),  # null without a [mechanism] table
         "timings": {stage: round(seconds, 3) for stage, seconds in derivation.timings.items()},
     }
 

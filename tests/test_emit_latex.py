@@ -63,6 +63,8 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
     expected += [step.claim for step in derivation.geometry.steps]
     if derivation.distance is not None and derivation.distance.closed:
         expected += [step.claim for step in derivation.distance.steps]
+    if derivation.mechanism is not None:  # the privacy-accounting subsection
+        expected += [step.claim for step in derivation.mechanism.steps]
     assert items == [tex_text(claim) for claim in expected]
     for entry in entries:
         for step in entry.steps[shared:]:

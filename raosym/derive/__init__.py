@@ -9,6 +9,7 @@ from raosym.derive.budget import DEFAULT_BUDGET
 from raosym.derive.distance import derive_distance
 from raosym.derive.fisher import fisher_entries, fisher_matrix, scores
 from raosym.derive.geometry import derive_geometry
+from raosym.derive.mechanism import derive_mechanism
 from raosym.derive.steps import Derivation
 from raosym.spec.model import FamilySpec
 
@@ -25,6 +26,7 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     if len(spec.coordinates) <= 2:
         distance = derive_distance(spec, fisher, geometry, budget=budget)
     distance_seconds = time.perf_counter() - distance_started
+    mechanism = derive_mechanism(spec, fisher, distance, budget=budget)
     hypotheses = tuple(dict.fromkeys(h for entry in entries for h in entry.hypotheses))
     return Derivation(
         spec=spec,
@@ -35,4 +37,5 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
         hypotheses=hypotheses,
         timings={"derive": time.perf_counter() - started, "distance": distance_seconds},
         distance=distance,
+        mechanism=mechanism,
     )

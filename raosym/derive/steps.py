@@ -86,6 +86,8 @@ class Derivation:
     steps: tuple[ProofStep, ...] = ()
     timings: dict = field(default_factory=dict, compare=False, hash=False)
     distance: RaoDistance | None = None
+    #: raosym.derive.mechanism.MechanismDerivation, or None without a [mechanism] table.
+    mechanism: object | None = None
 
     def _repr_latex_(self) -> str:
         """Jupyter display: density, Fisher matrix, geometry, distance, proof steps."""

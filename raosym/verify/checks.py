@@ -28,6 +28,7 @@ import mpmath
 from raosym.derive.fisher import scores
 from raosym.derive.steps import Derivation
 from raosym.errors import VerificationError
+from raosym.verify.divergence import divergence_checks
 from raosym.verify.evaluate import evaluate, mpmath_function
 from raosym.verify.geodesic import (
     GEODESIC_DIGITS,
@@ -243,6 +244,8 @@ def verify(derivation: Derivation, *, count: int = 5) -> Verified:
     # The geodesics use the Christoffel symbols of a metric that has just passed its checks.
     with mpmath.workdps(GEODESIC_DIGITS):
         checks += distance_checks(derivation)
+    _raise_on_failure(derivation, checks)
+    checks += divergence_checks(derivation, _check)  # mechanisms: Rao-DP, RDP, KL
     _raise_on_failure(derivation, checks)
     return Verified(derivation, tuple(checks))
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import sympy
 
 from raosym.derive.steps import FisherEntry, ProofStep
+from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
 from raosym.emit.latex.printer import ProofPrinter, fisher_latex, symbol_latex, tex_text
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
@@ -97,6 +98,7 @@ def section_context(verified: Verified) -> dict:
         "distance": distance_context(
             verified, printer,
             lambda steps, printer, first: _steps(_geometry_steps(steps), printer, first=first)),
+        "accounting": accounting_context(verified, printer, _steps),  # mechanisms only
     }
 
 

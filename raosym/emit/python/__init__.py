@@ -22,6 +22,7 @@ from pathlib import Path
 import sympy
 
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
+from raosym.emit.python.accounting import accounting_context
 from raosym.emit.python.distance import distance_context, distance_docstring
 from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
 from raosym.emit.render import environment
@@ -95,10 +96,12 @@ def module_context(verified: Verified) -> dict:
         "curvature": curvature,
         "distance": distance,
         "helpers": sorted(helpers),
+        "accounting": (accounting := accounting_context(verified)),  # mechanisms only
         # math is imported only when used: by a helper (factorials), a scalar gamma or the
         # numeric geodesic solver.
         "uses_math": bool(helpers) or any("math." in code for code in printed)
-        or bool(distance and not distance["closed"]),
+        or bool(distance and not distance["closed"])
+        or bool(accounting and accounting["uses_math"]),
     }
 
 
