@@ -25,14 +25,12 @@ The CLI commands ``raosym account`` and ``raosym calibrate`` are registered by
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import inspect
 import json
 import math
 import os
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -851,18 +849,3 @@ def _calibrate_command(arguments) -> int:
               f"[{result.method}]")
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``account`` or ``calibrate`` alone (the same as ``raosym account ...``)."""
-    parser = argparse.ArgumentParser(prog="raosym")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    arguments = parser.parse_args(argv)
-    try:
-        return arguments.run(arguments)
-    except RaosymError as error:
-        print(f"raosym: {error}", file=sys.stderr)
-        return error.exit_status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -126,9 +126,11 @@ def _generate_command(arguments) -> int:
                   else f"removed {Path(generation.output, path)}")
         if arguments.pdf:
             from raosym.emit.pdf import compile_appendix
+            from raosym.plot import appendix_figures
 
             latex = Path(generation.output) / "latex"
-            pdf = compile_appendix(latex, latex / "appendix.pdf")
+            pdf = compile_appendix(latex, latex / "appendix.pdf", draw_figures=lambda folder:
+                                   appendix_figures(generation.output, folder))
             if not arguments.json:
                 print(f"wrote {pdf}")
     if arguments.json:

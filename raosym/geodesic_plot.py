@@ -25,6 +25,7 @@ import numpy as np
 import sympy
 from scipy.integrate import solve_ivp
 
+from raosym.cache import DerivationCache
 from raosym.errors import RaosymError
 from raosym.spec.model import Domain
 from raosym.verify.checks import Verified
@@ -39,7 +40,8 @@ class Ray:
     """One geodesic from the centre: its sampled path and its points at the ball radii."""
 
     direction: float  # angle in the orthonormal frame at the centre
-    path: np.ndarray  # shape (samples, 2)
+    path: np.ndarray  # shape (samples, k)
+    arc: np.ndarray  # shape (samples,): the arc length, i.e. the Rao distance from the centre
     at_radius: dict[float, np.ndarray]  # radius -> point (missing if the ray left the domain)
 
 
@@ -60,9 +62,12 @@ def typical_value(domain: Domain) -> float:
 
 def orthonormal_directions(model: MetricModel, centre, count: int) -> list[tuple[float, np.ndarray]]:
     """``count`` unit vectors of the metric at the centre, evenly spaced in angle in the frame
-    of the Cholesky factor ``g = L Lᵀ``: ``v = L⁻ᵀ (cos φ, sin φ)`` has ``vᵀ g v = 1``."""
+    of the Cholesky factor ``g = L Lᵀ``: ``v = L⁻ᵀ (cos φ, sin φ)`` has ``vᵀ g v = 1``. One
+    coordinate has the two directions ``±1/sqrt(g)``."""
     g = np.array([[float(entry) for entry in row] for row in model.metric_matrix(centre)])
     factor = np.linalg.cholesky(g)
+    if model.size == 1:
+        return [(0.0, 1 / factor[0]), (math.pi, -1 / factor[0])]
     angles = np.linspace(0, 2 * math.pi, count, endpoint=False)
     return [(angle, np.linalg.solve(factor.T, [math.cos(angle), math.sin(angle)]))
             for angle in angles]
@@ -88,7 +93,7 @@ def exponential_ray(model: MetricModel, centre, velocity, radii, length: float,
     samples = np.linspace(0.0, end, 200)
     path = solution.sol(samples)[:model.size].T
     at_radius = {r: solution.sol(r)[:model.size] for r in radii if r <= end}
-    return Ray(direction, path, at_radius)
+    return Ray(direction, path, samples, at_radius)
 
 
 def rays(verified: Verified, centre, radii, *, count: int = 16,
@@ -116,12 +121,16 @@ def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None
     from matplotlib.figure import Figure
 
     spec = verified.derivation.spec
-    if len(spec.coordinates) != 2:
-        raise RaosymError(f"{spec.name}: geodesic pictures need two coordinates, the family "
-                          f"has {len(spec.coordinates)}")
+    if len(spec.coordinates) > 2:
+        raise RaosymError(f"{spec.name}: geodesic pictures need one or two coordinates, the "
+                          f"family has {len(spec.coordinates)}")
     constants = constants or {}
     figure = Figure(figsize=(6, 5))
     axes = figure.add_subplot()
+    if len(spec.coordinates) == 1:
+        _distance_profile(axes, verified, centre, radii, constants, module)
+        figure.tight_layout()
+        return figure
     for ray in rays(verified, centre, radii, count=count, constants=constants):
         axes.plot(ray.path[:, 0], ray.path[:, 1], color="0.55", linewidth=0.8)
     circles = rays(verified, centre, radii, count=180, constants=constants)
@@ -141,6 +150,29 @@ def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None
     axes.legend(loc="best", fontsize=8)
     figure.tight_layout()
     return figure
+
+
+def _distance_profile(axes, verified, centre, radii, constants, module):
+    """One coordinate: the Rao distance from the centre along the two geodesic rays (arc
+    length against the coordinate), the balls as intervals, and the generated rao_distance."""
+    spec = verified.derivation.spec
+    both = rays(verified, centre, radii, constants=constants)
+    for ray in both:
+        axes.plot(ray.path[:, 0], ray.arc, color="tab:blue", linewidth=1.6,
+                  label="arc length of the geodesic" if ray is both[0] else None)
+    if hasattr(module, "rao_distance") and _closed_form(verified):
+        theta = np.sort(np.concatenate([ray.path[:, 0] for ray in both]))
+        axes.plot(theta, module.rao_distance(centre, theta[:, None], **constants),
+                  color="tab:orange", linestyle="dashed", label="generated rao_distance")
+    for radius in radii:
+        ends = [ray.at_radius[radius][0] for ray in both if radius in ray.at_radius]
+        axes.plot(ends, [radius] * len(ends), color="0.55", linewidth=0.8, marker="|")
+    axes.plot(centre[0], 0, "o", color="black")
+    axes.set_xlabel(spec.coordinates[0].name)
+    axes.set_ylabel("Rao distance from the centre")
+    axes.set_title(f"{spec.title}\nRao balls of radius {', '.join(f'{r:g}' for r in radii)}",
+                   fontsize=9)
+    axes.legend(loc="best", fontsize=8)
 
 
 def _level_sets(axes, module, spec, centre, radii, constants, circles):
@@ -202,6 +234,8 @@ def add_arguments(parser) -> None:
                              "rao_distance (default: generated)")
     parser.add_argument("--output", "-o", default=None,
                         help="the figure file, .png or .pdf (default: NAME-geodesics.png)")
+    parser.add_argument("--no-cache", action="store_true",
+                        help="derive again instead of reading the derivation cache")
     parser.set_defaults(run=command)
 
 
@@ -214,7 +248,8 @@ def command(arguments) -> int:
     output = arguments.output or f"{Path(arguments.family).stem}-geodesics.png"
     if Path(output).suffix.lower() not in FORMATS:
         raise RaosymError(f"--output {output}: expected a .png or .pdf file")
-    family = pipeline.run_family(arguments.family)
+    cache = None if arguments.no_cache else DerivationCache()
+    family = pipeline.run_family(arguments.family, cache=cache)
     spec = family.derivation.spec
     centre_values = _assignments(arguments.centre, "--centre", [p.name for p in spec.coordinates])
     constants = _assignments(arguments.constant, "--constant", [p.name for p in spec.constants])

@@ -16,17 +16,14 @@ backend switch), and the output format follows the file's suffix (.png or .pdf).
 
 from __future__ import annotations
 
-import argparse
 import math
 import re
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from raosym import account
-from raosym.errors import RaosymError
 
 #: Legend symbols for parameter names.
 _SYMBOLS = {"sigma": "σ", "lambda_": "λ", "nu": "ν", "mu": "μ"}
@@ -147,6 +144,16 @@ def add_commands(subparsers) -> None:
     _add_geodesics(figures)
 
 
+def appendix_figures(generated: str | Path, folder: Path) -> list[Path]:
+    """The figures the appendix includes, drawn into ``folder`` from the modules in
+    ``generated`` (``rdp_curves.pdf`` when the three mechanisms of Mironov's Figure 1 were
+    generated; nothing otherwise). Returns the files written."""
+    needed = [Path(generated) / "python" / f"{panel.mechanism}.py" for panel in MIRONOV_FIGURE_1]
+    if not all(path.is_file() for path in needed):
+        return []
+    return [save(rdp_figure(generated=generated), folder / "rdp_curves.pdf")]
+
+
 def _add_geodesics(figures) -> None:
     from raosym import geodesic_plot
 
@@ -182,18 +189,3 @@ def _rdp_command(arguments) -> int:
     print(f"wrote {save(figure, arguments.output)}")
     return 0
 
-
-def main(argv: list[str] | None = None) -> int:
-    """Run ``plot`` alone (the same as ``raosym plot ...``)."""
-    parser = argparse.ArgumentParser(prog="raosym")
-    add_commands(parser.add_subparsers(dest="command", required=True))
-    arguments = parser.parse_args(argv)
-    try:
-        return arguments.run(arguments)
-    except RaosymError as error:
-        print(f"raosym: {error}", file=sys.stderr)
-        return error.exit_status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

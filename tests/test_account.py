@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raosym import account
+from raosym import account, cli
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: The generated folder the last tests read (another one, e.g. a fresh `raosym generate
@@ -414,7 +414,7 @@ def test_adapter_errors_name_the_problem(fakes):
 # --- CLI ---------------------------------------------------------------------------------------
 
 def run(capsys, *argv):
-    status = account.main(list(argv))
+    status = cli.main(list(argv))
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 

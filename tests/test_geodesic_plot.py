@@ -7,8 +7,8 @@ from pathlib import Path
 
 import mpmath
 import pytest
-
 from conftest import family_names, verified
+
 from raosym.errors import RaosymError
 from raosym.geodesic_plot import geodesic_figure, load_generated_module, rays, typical_value
 
@@ -78,9 +78,18 @@ def test_a_missing_constant_is_named(catalog):
         rays(verified(catalog, "student_t"), [0.0, 1.0], RADII)
 
 
-def test_one_coordinate_families_are_refused(catalog):
-    with pytest.raises(RaosymError, match="two coordinates"):
-        geodesic_figure(verified(catalog, "poisson"), [1.0], RADII)
+def test_one_coordinate_rays_against_the_poisson_distance(catalog, tmp_path):
+    """Poisson: d(λ0, λ) = 2|√λ − √λ0| (Rao 1945; MATH.md), so the ray of arc length r ends
+    at (√λ0 ± r/2)²; the figure of the distance profile is written."""
+    family = verified(catalog, "poisson")
+    centre = [2.0]
+    ends = sorted(float(ray.at_radius[r][0]) for ray in rays(family, centre, [1.0])
+                  for r in ray.at_radius)
+    expected = sorted((mpmath.sqrt(2) + sign / 2) ** 2 for sign in (-1, 1))
+    assert ends == pytest.approx([float(e) for e in expected], rel=1e-8)
+    figure = geodesic_figure(family, centre, RADII)
+    figure.savefig(tmp_path / "poisson.png")
+    assert (tmp_path / "poisson.png").read_bytes().startswith(b"\x89PNG")
 
 
 def test_typical_values_lie_inside(catalog):

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_account import mp_gaussian, mp_laplace, mp_rr, write_fake_generated
 
-from raosym import plot
+from raosym import cli, plot
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -65,7 +65,7 @@ def test_default_figure_plots_mironovs_curves(fakes):
 @pytest.mark.parametrize("suffix, signature", [(".png", b"\x89PNG\r\n\x1a\n"), (".pdf", b"%PDF-")])
 def test_cli_writes_the_format_of_the_suffix(fakes, tmp_path, capsys, suffix, signature):
     output = tmp_path / f"rdp{suffix}"
-    status = plot.main(["plot", "rdp", str(output), "--generated", str(fakes),
+    status = cli.main(["plot", "rdp", str(output), "--generated", str(fakes),
                         "--panel", "laplace_location:b=0.5,1:sensitivity=1", "--alpha-max", "4"])
     assert status == 0
     assert output.read_bytes().startswith(signature)
@@ -93,7 +93,7 @@ def test_panel_option_sets_the_curves(fakes):
 ])
 def test_cli_bad_input_exits_2(fakes, tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
-    status = plot.main(["plot", "rdp", *argv, "--generated", str(fakes)])
+    status = cli.main(["plot", "rdp", *argv, "--generated", str(fakes)])
     assert status == 2
     assert message in capsys.readouterr().err
 
@@ -103,5 +103,16 @@ def test_the_same_figure_gives_the_same_bytes(fakes, tmp_path, suffix):
     """No timestamp in the files, so a committed figure does not drift between runs."""
     first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
     for output in (first, second):
-        assert plot.main(["plot", "rdp", str(output), "--generated", str(fakes)]) == 0
+        assert cli.main(["plot", "rdp", str(output), "--generated", str(fakes)]) == 0
     assert first.read_bytes() == second.read_bytes()
+
+
+def test_appendix_figures(tmp_path):
+    """`raosym generate --pdf` draws the RDP figure the appendix includes, from the committed
+    generated modules; without those modules it draws nothing (the appendix skips it)."""
+    written = plot.appendix_figures(REPOSITORY / "generated", tmp_path)
+    assert written == [tmp_path / "rdp_curves.pdf"]
+    assert written[0].read_bytes().startswith(b"%PDF")
+    assert plot.appendix_figures(tmp_path / "nothing", tmp_path / "nowhere") == []
+    appendix = (REPOSITORY / "generated" / "latex" / "appendix.tex").read_text()
+    assert "\\includegraphics[width=\\textwidth]{rdp_curves.pdf}" in appendix

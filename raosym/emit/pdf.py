@@ -11,6 +11,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,15 +72,20 @@ def compile_section(latex_folder: Path, name: str) -> Compilation:
         return Compilation(result.ok, result.errors, None)
 
 
-def compile_appendix(latex_folder: Path, target: Path) -> Path:
+def compile_appendix(latex_folder: Path, target: Path, *,
+                     draw_figures: Callable[[Path], None] | None = None) -> Path:
     """Compile ``appendix.tex`` with every section; copy the PDF to ``target``.
 
-    On failure, each section is compiled alone and the error names the families that fail.
+    ``draw_figures(folder)`` may write the figures the appendix includes when present
+    (``rdp_curves.pdf``) into the compilation folder. On failure, each section is compiled
+    alone and the error names the families that fail.
     """
     with tempfile.TemporaryDirectory(prefix="raosym-tex-") as work:
         work_path = Path(work)
         for source in sorted(latex_folder.glob("*.tex")):
             shutil.copy(source, work_path / source.name)
+        if draw_figures is not None:
+            draw_figures(work_path)
         result = compile_tex(work_path, "appendix.tex", runs=2)
         if result.ok and result.pdf is not None:
             target.parent.mkdir(parents=True, exist_ok=True)
