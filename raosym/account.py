@@ -389,7 +389,7 @@ def load_mechanism(name: str, generated: str | os.PathLike | None = None,
     path = folder / "python" / f"{name}.py"
     if not path.is_file():
         raise AccountingError(_unknown_mechanism(name, path, folder))
-    module = _import_by_path(name, path)
+    module = import_by_path(name, path)
     if not callable(getattr(module, "rdp_epsilon", None)):
         raise AccountingError(
             f"{path} has no rdp_epsilon: {name} is not a mechanism (no [mechanism] table in its "
@@ -412,7 +412,8 @@ def _known(folder: Path) -> str:
             else f"No generated module in {folder} defines rdp_epsilon yet.")
 
 
-def _import_by_path(name: str, path: Path):
+def import_by_path(name: str, path: Path):
+    """A generated module imported from its file (generated/ is not a package)."""
     spec = importlib.util.spec_from_file_location(f"raosym_generated_{name}", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

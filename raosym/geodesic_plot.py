@@ -15,7 +15,6 @@ module. Output: a matplotlib figure, saved as PNG or PDF (``raosym plot geodesic
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -109,10 +108,9 @@ def load_generated_module(folder: str | Path, name: str) -> ModuleType | None:
     path = Path(folder) / "python" / f"{name}.py"
     if not path.is_file():
         return None
-    spec = importlib.util.spec_from_file_location(f"raosym_generated_{name}", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from raosym.account import import_by_path
+
+    return import_by_path(name, path)
 
 
 def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None = None,
