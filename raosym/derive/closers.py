@@ -420,6 +420,11 @@ def close_by_exponential_series(
     """
     positive_integrand, positive = _on_half_line(integrand, t)
     try:
+        rate = _common_rate(positive_integrand, positive)
+        if rate is None:
+            return None
+        if rate != 1:  # exp(-pi*t/2): in u = pi*t the exponentials are powers of exp(-u/2)
+            return _rescaled_series(positive_integrand, positive, rate, t, budget)
         shape = _exponential_shape(positive_integrand, positive)
         if shape is None:
             return None
@@ -427,6 +432,37 @@ def close_by_exponential_series(
     except _DECLINE:
         return None
     return _in_variable(closed, positive, t)
+
+
+def _common_rate(integrand, t) -> sympy.Expr | None:
+    """The positive constant ``c`` with every exponential ``exp(r*c*t + ...)`` at a rational
+    ``r`` (1 when the rates are rational already), or None."""
+    rewritten = integrand.rewrite(_HYPERBOLIC, sympy.exp)
+    slopes = [sympy.expand(e.exp).coeff(t) for e in rewritten.atoms(sympy.exp) if e.has(t)]
+    if not slopes or any(slope == 0 or slope.has(t) for slope in slopes):
+        return None
+    rate = sympy.Mul(*[f for f in sympy.Mul.make_args(slopes[0]) if not f.is_Rational])
+    if rate.is_positive is not True or any(not sympy.cancel(s / rate).is_Rational for s in slopes):
+        return None
+    return rate
+
+
+def _rescaled_series(integrand, t, rate, caller, budget) -> Closed | None:
+    u = _fresh("u", integrand, positive=True)
+    rescaled = sympy.powsimp(integrand.xreplace({t: u / rate}) / rate)
+    closed = close_by_exponential_series(rescaled, u, budget=budget)
+    if closed is None:
+        return None
+    value, steps = closed
+    step = ProofStep(
+        claim=f"Substitute t = u/{sympy.sstr(rate)}.",
+        lhs=_half_line(integrand, t).xreplace({t: caller}),
+        rhs=sympy.Integral(rescaled, (u, 0, sympy.oo)),
+        justification=f"a linear change of variable, dt = du/{sympy.sstr(rate)}: the "
+                      "exponentials become powers of exp(-u) with rational exponents",
+        strategy=SERIES_STRATEGY,
+    )
+    return value, (step, *steps)
 
 
 def _exponential_shape(integrand, t) -> _SeriesShape | None:

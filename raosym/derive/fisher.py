@@ -357,7 +357,9 @@ def _expectation_form(spec, integrand):
 def _entry_rungs(spec) -> list[tuple[str, Callable]]:
     if spec.support.discrete:
         return [("sum", _sum_rung)]
-    return [("location-scale", _location_scale_rung), ("direct integration", _direct_rung)]
+    return [("location-scale", _location_scale_rung),
+            ("periodic location", _periodic_location_rung),
+            ("direct integration", _direct_rung)]
 
 
 def _sum_rung(spec, integrand, *, budget):
@@ -372,6 +374,42 @@ def _location_scale_rung(spec, integrand, *, budget):
     closed = close_integral(reduced, t, lower, spec.support.upper, budget=budget)
     value = tidy(coefficient * closed.value)
     return ClosedIntegral(value, (step, *closed.steps), closed.conditions)
+
+
+def periodic_location(spec: FamilySpec) -> sympy.Symbol | None:
+    """The coordinate ``mu`` of a density ``f(x - mu)`` periodic over its bounded support (the
+    von Mises family on (-pi, pi)), or None."""
+    support, x = spec.support, spec.variable
+    if support.discrete or not (support.lower.is_finite and support.upper.is_finite):
+        return None
+    period = support.upper - support.lower
+    if sympy.simplify(spec.density.subs(x, x + period) - spec.density) != 0:
+        return None
+    for theta in spec.coordinate_symbols:
+        if theta not in sympy.simplify(spec.density.subs(x, x + theta)).free_symbols:
+            return theta
+    return None
+
+
+def _periodic_location_rung(spec, integrand, *, budget):
+    location = periodic_location(spec)
+    if location is None:
+        return None
+    x, support = spec.variable, spec.support
+    y = sympy.Symbol("y", real=True)
+    shifted = sympy.simplify(integrand.subs(x, y + location))
+    if location in shifted.free_symbols:
+        return None
+    step = ProofStep(
+        "Shift the variable by the location; the integrand is periodic, so the range of "
+        "integration is unchanged.",
+        sympy.Integral(integrand, (x, support.lower, support.upper)),
+        sympy.Integral(shifted, (y, support.lower, support.upper)),
+        f"substitute {x} = y + {location}: the integral of a function of period "
+        f"{sympy.sstr(support.upper - support.lower)} over any interval of that length is the "
+        "same", "periodic location")
+    closed = close_integral(shifted, y, support.lower, support.upper, budget=budget)
+    return ClosedIntegral(closed.value, (step, *closed.steps), closed.conditions)
 
 
 def _direct_rung(spec, integrand, *, budget):

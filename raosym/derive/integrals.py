@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import sympy
 
-from raosym.derive import closers
+from raosym.derive import closers, parametric
 from raosym.derive.budget import BudgetExceeded, run_with_budget
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
@@ -188,6 +188,9 @@ def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
             if closed is not None:
                 value, steps = closed
                 return ClosedIntegral(tidy(value), tuple(steps))
+    closed = _close_by_euler_integrals(integrand, variable, lower, upper, budget=budget)
+    if closed is not None:
+        return closed
     integral = sympy.Integral(integrand, (variable, lower, upper))
     try:
         result = run_with_budget(
@@ -206,6 +209,32 @@ def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
         justification += "; converges when " + " and ".join(map(sympy.sstr, conditions))
     step = ProofStep("Integrate.", integral, value, justification, "integrate")
     return ClosedIntegral(value, (step,), conditions)
+
+
+def _close_by_euler_integrals(integrand, variable, lower, upper, *, budget) -> ClosedIntegral | None:
+    """Euler's Gamma and Beta integrals, with logarithms as derivatives in an auxiliary
+    exponent (:mod:`raosym.derive.parametric`); on the real line a doubly exponential kernel
+    is first mapped onto the half-line."""
+    if (lower, upper) in ((0, sympy.oo), (0, 1)):
+        closed = parametric.close_by_euler_integrals(integrand, variable, lower, upper)
+    elif (lower, upper) == (-sympy.pi, sympy.pi):
+        closed = parametric.close_by_periodic_bessel(integrand, variable, lower, upper)
+    elif (lower, upper) == (-sympy.oo, sympy.oo):
+        mapped = parametric.close_by_exponential_substitution(integrand, variable)
+        if mapped is None:
+            return None
+        step, substituted, u = mapped
+        try:
+            inner = close_integral(substituted, u, sympy.S.Zero, sympy.oo, budget=budget)
+        except DerivationError:
+            return None
+        return ClosedIntegral(inner.value, (step, *inner.steps), inner.conditions)
+    else:
+        return None
+    if closed is None:
+        return None
+    value, steps = closed
+    return ClosedIntegral(tidy(value), tuple(steps))
 
 
 def _split_conditions(result: sympy.Expr):

@@ -1,0 +1,446 @@
+"""Closers by Euler's integrals and differentiation under the integral sign.
+
+Derive stage, inner rungs of the Fisher ladder (called from
+:func:`raosym.derive.integrals.close_integral` before SymPy's ``integrate``). The scores of
+shape parameters bring logarithms into the integrands: ``d/dk t**k = t**k log t``, and
+``d/dnu (1 + t**2/nu)**(-(nu + 1)/2)`` gives ``log(1 + t**2/nu)``. One mechanism closes them
+all: a factor ``log(B)**m`` next to a power ``B**e`` is ``d^m/d epsilon^m B**(e + epsilon)`` at
+``epsilon = 0``, so the integral is the m-th derivative of a log-free integral with a shifted
+exponent, and the log-free integrals are Euler's:
+
+* Gamma: ``Integral(t**a * exp(-b*t**p), (t, 0, oo)) = gamma(s)/(|p| b**s)``, ``s = (a+1)/p``
+  (Gumbel after ``u = exp(-t)``, Weibull, Frechet, generalized Gaussian shape);
+* Beta on the half-line: ``Integral(t**a * (1 + lam*t**q)**e, (t, 0, oo)) =
+  beta(s, -e - s)/(|q| lam**s)``, ``s = (a+1)/q`` (log-logistic, Student-t with nu, beta prime);
+* Beta on the unit interval: ``Integral(t**a * (1 - t**q)**e, (t, 0, 1)) =
+  beta((a+1)/q, e+1)/q`` (Kumaraswamy).
+
+:func:`close_by_exponential_substitution` maps a doubly exponential kernel on the real line
+(``exp(-t - exp(-t))``) onto the half-line by ``u = exp(c*t)``; :func:`close_by_periodic_bessel`
+closes ``Integral(P(cos t, sin t) * exp(b*cos t), (t, -pi, pi))`` (von Mises) through
+``cos(t)**n exp(b cos t) = d^n/db^n exp(b cos t)`` and ``Integral(exp(b cos t)) = 2 pi I_0(b)``.
+
+Each closer returns ``(value, steps)`` with the :class:`ProofStep` s it really took, or None
+when the integrand is not of its shape (it never guesses: every value is checked by mpmath in
+the verify stage anyway).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import sympy
+
+from raosym.derive.steps import ProofStep
+
+STRATEGY = "Euler integral"
+Closed = tuple[sympy.Expr, tuple[ProofStep, ...]]
+
+
+class _NotMine(Exception):
+    """The integrand is not of the shape a closer handles."""
+
+
+# ------------------------------------------------------------------------ term decomposition
+
+
+@dataclass
+class _Term:
+    """``coefficient * t**power * prod(base**e for base, e in kernel) * exp(exponent)
+    * prod(log(B)**m for B, m in logs)``."""
+
+    coefficient: sympy.Expr = sympy.S.One
+    power: sympy.Expr = sympy.S.Zero
+    kernel: dict = field(default_factory=lambda: defaultdict(lambda: sympy.S.Zero))
+    exponent: sympy.Expr = sympy.S.Zero
+    logs: dict = field(default_factory=lambda: defaultdict(lambda: sympy.S.Zero))
+
+    def expression(self, t, with_logs: bool = True) -> sympy.Expr:
+        value = self.coefficient * t**self.power * sympy.exp(self.exponent)
+        value *= sympy.Mul(*(base**e for base, e in self.kernel.items()))
+        if with_logs:
+            value *= sympy.Mul(*(sympy.log(base) ** m for base, m in self.logs.items()))
+        return value
+
+
+def _decompose(integrand: sympy.Expr, t: sympy.Symbol) -> list[_Term]:
+    """The integrand (in a positive variable ``t``) as a list of terms, or raise _NotMine."""
+    logged = sympy.expand_log(integrand, force=True)
+    terms = [_term(term, t) for term in _distributed(logged, t)]
+    return [term for term in terms if term.coefficient != 0]
+
+
+#: More terms than this after multiplying out: not an integrand these closers are for.
+_MAX_TERMS = 400
+
+
+def _distributed(expr: sympy.Expr, t: sympy.Symbol) -> list[sympy.Expr]:
+    """The additive terms of ``expr`` with products of sums and positive integer powers of sums
+    multiplied out, and nothing else touched: ``sympy.expand`` would also multiply out a
+    denominator ``(1 + t**b)**4`` into one polynomial and hide the kernel."""
+    if not expr.has(t):
+        return [expr]
+    if expr.is_Add:
+        return [term for arg in expr.args for term in _distributed(arg, t)]
+    if expr.is_Mul:
+        products = [sympy.S.One]
+        for factor in expr.args:
+            products = [p * term for p in products for term in _distributed(factor, t)]
+            if len(products) > _MAX_TERMS:
+                raise _NotMine
+        return products
+    if expr.is_Pow and expr.base.is_Add and expr.exp.is_Integer and expr.exp > 1:
+        return _distributed(sympy.Mul(*[expr.base] * int(expr.exp), evaluate=False), t)
+    return [expr]
+
+
+def _term(expr: sympy.Expr, t: sympy.Symbol) -> _Term:
+    term = _Term()
+    for factor in sympy.Mul.make_args(expr):
+        _absorb(term, factor, t)
+    return term
+
+
+def _absorb(term: _Term, factor: sympy.Expr, t: sympy.Symbol) -> None:
+    if not factor.has(t):
+        term.coefficient *= factor
+        return
+    if factor == t:
+        term.power += 1
+        return
+    if isinstance(factor, sympy.exp):
+        term.exponent += factor.args[0]
+        return
+    if isinstance(factor, sympy.log):
+        _add_log(term, factor.args[0], sympy.S.One, t)
+        return
+    if factor.is_Pow and not factor.exp.has(t):
+        base, exponent = factor.base, factor.exp
+        if base == t:
+            term.power += exponent
+        elif isinstance(base, sympy.log) and exponent.is_Integer and exponent > 0:
+            _add_log(term, base.args[0], exponent, t)
+        elif isinstance(base, sympy.exp):
+            term.exponent += exponent * base.args[0]
+        elif base.is_Mul:
+            for inner in base.args:  # (c*t**j)**e = c**e * t**(j*e) needs c > 0 and t > 0
+                if inner.is_positive is not True and not inner.has(t):
+                    raise _NotMine
+                _absorb(term, inner**exponent, t)
+        elif base.is_Add:
+            term.kernel[base] += exponent
+        else:
+            raise _NotMine
+        return
+    raise _NotMine
+
+
+def _add_log(term: _Term, argument: sympy.Expr, multiplicity, t) -> None:
+    if argument == t:
+        term.logs[t] += multiplicity
+    elif argument.is_Add:
+        term.logs[argument] += multiplicity
+    else:
+        raise _NotMine  # expand_log(force=True) splits every other argument
+
+
+# ------------------------------------------------------------------------------ base closers
+
+
+@dataclass(frozen=True)
+class _Euler:
+    """A log-free integral closed: its value, the substitution and the integral used."""
+
+    value: sympy.Expr
+    substituted: sympy.Expr      # the integral after the substitution (for the proof)
+    substitution: str
+    identity: str
+    conditions: tuple[sympy.Expr, ...]  # must be positive at epsilon = 0
+
+
+def _gamma_base(terms: list[_Term], t, lower, upper) -> _Euler:
+    """``sum c t**a exp(-b t**p)`` on (0, oo), every term with the same ``b`` and ``p``."""
+    if (lower, upper) != (0, sympy.oo) or any(term.kernel for term in terms):
+        raise _NotMine
+    shapes = {_power_law(term.exponent, t) for term in terms}
+    if len(shapes) != 1:
+        raise _NotMine
+    (b, p), = shapes
+    if b.is_positive is not True or (p.is_positive is not True and p.is_negative is not True):
+        raise _NotMine
+    u = sympy.Dummy("u", positive=True)
+    scale = sympy.Abs(p) if p.is_positive is None else abs(p)
+    value, substituted, conditions = sympy.S.Zero, sympy.S.Zero, []
+    for term in terms:
+        s = (term.power + 1) / p
+        constant = term.coefficient / (scale * b**s)
+        value += constant * sympy.gamma(s)
+        substituted += constant * u ** (s - 1) * sympy.exp(-u)
+        conditions.append(s)
+    return _Euler(value, sympy.Integral(substituted, (u, 0, sympy.oo)),
+                  f"u = {sympy.sstr(b * t**p)}",
+                  "Euler's Gamma integral: Integral(u**(s - 1)*exp(-u), (u, 0, oo)) = gamma(s) "
+                  "for s > 0", tuple(conditions))
+
+
+def _power_law(exponent: sympy.Expr, t) -> tuple[sympy.Expr, sympy.Expr]:
+    """``(b, p)`` with ``exponent = -b * t**p``."""
+    coefficient, power = sympy.expand(exponent).as_independent(t, as_Add=False)
+    if power == t:
+        return -coefficient, sympy.S.One
+    if power.is_Pow and power.base == t and not power.exp.has(t):
+        return -coefficient, power.exp
+    raise _NotMine
+
+
+def _beta_base(terms: list[_Term], t, lower, upper) -> _Euler:
+    """``sum c t**a (1 + lam t**q)**e`` on (0, oo) or ``sum c t**a (1 - t**q)**e`` on (0, 1)."""
+    if any(term.exponent != 0 or len(term.kernel) > 1 for term in terms):
+        raise _NotMine
+    bases = {base for term in terms for base in term.kernel}
+    if len(bases) != 1:
+        raise _NotMine
+    (base,) = bases
+    lam, q = _binomial_base(base, t)
+    u = sympy.Dummy("u", positive=True)
+    half_line = (lower, upper) == (0, sympy.oo) and lam.is_positive is True
+    unit = (lower, upper) == (0, 1) and lam == -1
+    if not (half_line or unit) or q.is_positive is not True:
+        raise _NotMine
+    value, substituted, conditions = sympy.S.Zero, sympy.S.Zero, []
+    for term in terms:
+        e = term.kernel.get(base, sympy.S.Zero)
+        s = (term.power + 1) / q
+        if half_line:
+            constant = term.coefficient / (q * lam**s)
+            b_parameter = -e - s
+            substituted += constant * u ** (s - 1) * (1 - u) ** (b_parameter - 1)
+        else:
+            constant = term.coefficient / q
+            b_parameter = e + 1
+            substituted += constant * u ** (s - 1) * (1 - u) ** e
+        value += constant * sympy.gamma(s) * sympy.gamma(b_parameter) / sympy.gamma(s + b_parameter)
+        conditions += [s, b_parameter]
+    substitution = (f"u = {sympy.sstr(lam * t**q)}/(1 + {sympy.sstr(lam * t**q)})" if half_line
+                    else f"u = {sympy.sstr(t**q)}")
+    return _Euler(value, sympy.Integral(substituted, (u, 0, 1)), substitution,
+                  "Euler's Beta integral: Integral(u**(a - 1)*(1 - u)**(b - 1), (u, 0, 1)) = "
+                  "gamma(a)*gamma(b)/gamma(a + b) for a, b > 0", tuple(conditions))
+
+
+def _binomial_base(base: sympy.Expr, t) -> tuple[sympy.Expr, sympy.Expr]:
+    """``(lam, q)`` with ``base = 1 + lam * t**q``."""
+    constant, moving = base.as_independent(t, as_Add=True)
+    if constant != 1:
+        raise _NotMine
+    lam, power = moving.as_independent(t, as_Add=False)
+    if power == t:
+        return lam, sympy.S.One
+    if power.is_Pow and power.base == t and not power.exp.has(t):
+        return lam, power.exp
+    raise _NotMine
+
+
+_BASES = (_gamma_base, _beta_base)
+
+
+# ------------------------------------------------------------- differentiation under the sign
+
+
+def close_by_euler_integrals(integrand: sympy.Expr, t: sympy.Symbol, lower, upper) -> Closed | None:
+    """Close ``Integral(integrand, (t, lower, upper))`` on (0, oo) or (0, 1), or None."""
+    positive = t if t.is_positive else sympy.Symbol(t.name, positive=True)
+    integrand = integrand.xreplace({t: positive})
+    try:
+        terms = _decompose(integrand, positive)
+        if not terms:
+            return None
+        closed = _close_terms(integrand, terms, positive, lower, upper)
+    except (_NotMine, sympy.PolynomialError, TypeError, ValueError):
+        return None
+    if closed is None:
+        return None
+    value, steps = closed
+    back = {positive: t}
+    return value, tuple(ProofStep(s.claim, None if s.lhs is None else s.lhs.xreplace(back),
+                                  s.rhs.xreplace(back), s.justification, s.strategy)
+                        for s in steps)
+
+
+def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
+    groups: dict[tuple, list[_Term]] = defaultdict(list)
+    for term in terms:
+        signature = tuple(sorted(((b, m) for b, m in term.logs.items() if m != 0),
+                                 key=sympy.default_sort_key))
+        groups[signature].append(term)
+    epsilon = {}  # one auxiliary exponent per logarithm's argument
+    for signature in groups:
+        for base, _ in signature:
+            epsilon.setdefault(base, sympy.Dummy(f"epsilon{len(epsilon) + 1}", real=True))
+    at_zero = {e: 0 for e in epsilon.values()}
+    value, derivative_form, substituted_form, conditions = (sympy.S.Zero,) * 3 + ([],)
+    base_steps = []
+    for signature, members in sorted(groups.items(), key=lambda item: sympy.default_sort_key(item[0])):
+        shifted = [_shifted(term, signature, epsilon, t) for term in members]
+        euler = _first_base(shifted, t, lower, upper)
+        for condition in euler.conditions:
+            if sympy.simplify(condition.xreplace(at_zero)).is_positive is not True:
+                return None  # divergent, or convergence not provable from the assumptions
+        conditions += [sympy.simplify(c.xreplace(at_zero)) for c in euler.conditions]
+        orders = [(epsilon[base], int(m)) for base, m in signature]
+        log_free = sympy.Add(*(term.expression(t, with_logs=False) for term in shifted))
+        plain = sympy.Integral(log_free, (t, lower, upper))
+        derivative_form += _at_zero(plain, orders)
+        substituted_form += _at_zero(euler.substituted, orders)
+        value += _differentiated(euler.value, orders, at_zero)
+        base_steps.append(euler)
+    value = sympy.simplify(sympy.expand_func(value))
+    if value.has(sympy.nan, sympy.zoo, sympy.oo, -sympy.oo, t):
+        return None
+    normal_form = sympy.Add(*(term.expression(t) for term in terms))
+    steps = [ProofStep(
+        "Expand the integrand into terms of the form c t^a (kernel) log^m.",
+        sympy.Integral(integrand, (t, lower, upper)),
+        sympy.Integral(normal_form, (t, lower, upper)),
+        "algebraic identity: products multiplied out, logarithms of products and powers "
+        "split (every factor is positive on the range)", STRATEGY)]
+    if epsilon:
+        steps.append(ProofStep(
+            "Write each logarithm as a derivative with respect to an auxiliary exponent.",
+            sympy.Integral(normal_form, (t, lower, upper)), derivative_form,
+            "log(B)^m B^e = d^m/d epsilon^m B^(e + epsilon) at epsilon = 0; the log-free "
+            "integrals below converge for all epsilon near 0 (their Euler parameters are "
+            "positive at epsilon = 0), so differentiation under the integral sign is "
+            "justified by dominated convergence", STRATEGY))
+    substitutions = ", ".join(dict.fromkeys(euler.substitution for euler in base_steps))
+    identities = "; ".join(dict.fromkeys(euler.identity for euler in base_steps))
+    steps.append(ProofStep(
+        f"Substitute {substitutions}: each term is an Euler integral.",
+        derivative_form if epsilon else sympy.Integral(normal_form, (t, lower, upper)),
+        substituted_form,
+        "the substitution is a smooth monotone bijection onto the new range; then "
+        f"{identities}; every parameter is positive at epsilon = 0", STRATEGY))
+    steps.append(ProofStep(
+        "Evaluate the Euler integrals" + (" and differentiate at epsilon = 0." if epsilon
+                                          else "."),
+        substituted_form, value,
+        "d/dz gamma(z) = gamma(z) psi(z) and d/dz psi^(n)(z) = psi^(n+1)(z); psi(1) = -gamma_E,"
+        " psi'(1) = pi^2/6 (SymPy's diff and expand_func)" if epsilon
+        else "gamma(z + 1) = z gamma(z)", STRATEGY))
+    return value, tuple(steps)
+
+
+def _first_base(terms, t, lower, upper) -> _Euler:
+    for base in _BASES:
+        try:
+            return base(terms, t, lower, upper)
+        except _NotMine:
+            continue
+    raise _NotMine
+
+
+def _shifted(term: _Term, signature, epsilon, t) -> _Term:
+    """The term without its logarithms, each log base's exponent shifted by its epsilon."""
+    shifted = _Term(term.coefficient, term.power, defaultdict(lambda: sympy.S.Zero, term.kernel),
+                    term.exponent)
+    for base, _ in signature:
+        if base == t:
+            shifted.power += epsilon[base]
+        else:
+            shifted.kernel[base] += epsilon[base]
+    return shifted
+
+
+def _at_zero(expr, orders):
+    if not orders:
+        return expr
+    derivative = sympy.Derivative(expr, *orders)
+    return sympy.Subs(derivative, [e for e, _ in orders], [0] * len(orders))
+
+
+def _differentiated(expr, orders, at_zero):
+    for symbol, order in orders:
+        expr = sympy.diff(expr, symbol, order)
+    return expr.xreplace(at_zero)
+
+
+# -------------------------------------------------------------- u = exp(c t) on the real line
+
+
+def close_by_exponential_substitution(integrand: sympy.Expr, t: sympy.Symbol) -> tuple | None:
+    """``Integral(integrand, (t, -oo, oo))`` with a doubly exponential kernel
+    (``exp(-t - exp(-t))``): substitute ``u = exp(c t)``. Returns ``(step, u_integrand, u)``
+    for the caller to close on the half-line, or None."""
+    inner = {exponential.args[0] for node in integrand.atoms(sympy.exp)
+             for exponential in node.args[0].atoms(sympy.exp) if exponential.has(t)}
+    slopes = {sympy.expand(argument).coeff(t) for argument in inner}
+    if len(slopes) != 1:
+        return None
+    (slope,) = slopes
+    if slope == 0 or slope.has(t) or (slope.is_positive is not True and slope.is_negative is not True):
+        return None
+    u = sympy.Symbol("u", positive=True)
+    substituted = integrand.subs(t, sympy.log(u) / slope) / (abs(slope) * u)
+    substituted = sympy.powsimp(sympy.expand_power_exp(sympy.expand_log(substituted, force=True)))
+    if substituted.has(t):
+        return None
+    step = ProofStep(
+        f"Substitute u = exp({sympy.sstr(slope * t)}).",
+        sympy.Integral(integrand, (t, -sympy.oo, sympy.oo)),
+        sympy.Integral(substituted, (u, 0, sympy.oo)),
+        f"t -> exp({sympy.sstr(slope * t)}) is a smooth monotone bijection of the real line "
+        f"onto (0, oo), with t = log(u)/{sympy.sstr(slope)} and dt = du/({sympy.sstr(abs(slope))}"
+        "*u); the doubly exponential kernel becomes a power of u times exp of a power of u",
+        STRATEGY)
+    return step, substituted, u
+
+
+# ------------------------------------------------------------- exp(b cos t) over a full period
+
+
+def close_by_periodic_bessel(integrand: sympy.Expr, t: sympy.Symbol, lower, upper) -> Closed | None:
+    """``Integral(P(cos t, sin t) exp(b cos t), (t, -pi, pi))`` through modified Bessel
+    functions, or None."""
+    if (lower, upper) != (-sympy.pi, sympy.pi):
+        return None
+    c, s, b = sympy.Dummy("c"), sympy.Dummy("s"), sympy.Dummy("b", positive=True)
+    expanded = sympy.expand(sympy.expand_trig(integrand))
+    exponents = {e.args[0] for e in expanded.atoms(sympy.exp) if e.has(t)}
+    if len(exponents) != 1:
+        return None
+    (argument,) = exponents
+    rate, cosine = sympy.expand(argument).as_independent(t, as_Add=False)
+    if cosine != sympy.cos(t) or rate.is_positive is not True:
+        return None
+    polynomial = expanded.subs(sympy.exp(argument), 1).subs({sympy.cos(t): c, sympy.sin(t): s})
+    if polynomial.has(t) or not polynomial.is_polynomial(c, s):
+        return None
+    poly = sympy.Poly(polynomial, c, s)
+    total, reduced = sympy.S.Zero, sympy.S.Zero
+    for (i, j), coefficient in poly.terms():
+        if j % 2:  # odd in sin t: the integrand changes sign under t -> -t
+            continue
+        # sin^2 = 1 - cos^2
+        cos_polynomial = sympy.Poly(sympy.expand(c**i * (1 - c**2) ** (j // 2)), c)
+        for (n,), k in cos_polynomial.terms():
+            reduced += coefficient * k * c**n
+            total += coefficient * k * sympy.diff(2 * sympy.pi * sympy.besseli(0, b), b, n)
+    value = sympy.simplify(total.subs(b, rate))
+    value = sympy.simplify(value.rewrite(sympy.besseli))
+    steps = (
+        ProofStep("Reduce the trigonometric polynomial: odd powers of sin t integrate to 0 and "
+                  "sin^2 t = 1 - cos^2 t.", sympy.Integral(integrand, (t, lower, upper)),
+                  sympy.Integral(reduced.subs(c, sympy.cos(t)) * sympy.exp(argument),
+                                 (t, lower, upper)),
+                  "the range is symmetric about 0 and cos is even, sin odd", STRATEGY),
+        ProofStep("Write cos(t)^n exp(b cos t) as the n-th derivative in b and integrate: "
+                  "the integral of exp(b cos t) over a period is 2 pi I_0(b).",
+                  sympy.Integral(reduced.subs(c, sympy.cos(t)) * sympy.exp(argument),
+                                 (t, lower, upper)), value,
+                  "the integral representation I_0(b) = (1/pi) Integral(exp(b cos t), (t, 0, "
+                  "pi)); differentiation under the integral sign is justified because the "
+                  "integrand is smooth in b and the range compact; I_0' = I_1, "
+                  "I_1' = I_0 - I_1/b", STRATEGY),
+    )
+    return value, steps
