@@ -8,8 +8,9 @@ appendix). ``derive`` and ``generate`` take Verified results from the derivation
 (:mod:`raosym.progress`; ``--quiet`` silences it) and end with a summary table on stderr
 (``--json``: machine-readable output on stdout instead).
 
-Exit status: 0 when every family derived and verified (and, with ``--check``, ``generated/``
-is up to date), 1 when a derivation, a check or an emit failed (or ``generated/`` drifted, or
+Exit status: 0 when every family's Fisher matrix derived and verified (quantities that did
+not, such as a distance whose check failed, are reported as unavailable; ``--strict`` makes
+them an error) and, with ``--check``, ``generated/`` is up to date; 1 when a derivation, a check or an emit failed (or ``generated/`` drifted, or
 it could not be written), 2 for bad input (a derivation file that is malformed, unsafe or not
 a density; a bad command line), 130 when interrupted.
 
@@ -57,7 +58,20 @@ def _derive_command(arguments) -> int:
     for outcome in outcomes:
         status = max(status, _report(outcome, as_json=arguments.json))
     _summary(arguments, outcomes)
-    return status
+    return max(status, _strict_status(arguments, outcomes))
+
+
+def _strict_status(arguments, outcomes) -> int:
+    """1 under ``--strict`` when a verified family left some quantity unavailable."""
+    partial = [outcome for outcome in outcomes
+               if outcome.verified is not None and outcome.verified.unavailable]
+    if not (arguments.strict and partial):
+        return 0
+    for outcome in partial:
+        quantities = ", ".join(item.quantity for item in outcome.verified.unavailable)
+        print(f"raosym: {Path(outcome.name).stem}: unavailable under --strict: {quantities}",
+              file=sys.stderr)
+    return 1
 
 
 def _cache(arguments) -> DerivationCache | None:
@@ -112,6 +126,7 @@ def _generate_command(arguments) -> int:
               file=sys.stderr)
         status = max(status, failure.error.exit_status)
     _summary(arguments, generation.outcomes)
+    status = max(status, _strict_status(arguments, generation.outcomes))
     if arguments.check:
         if generation.diff:
             if not arguments.json:
@@ -164,6 +179,10 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
                              "($RAOSYM_CACHE, default .raosym-cache/)")
     parser.add_argument("--quiet", action="store_true",
                         help="no progress and no summary on stderr (errors still shown)")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when a family leaves any quantity unavailable (by default "
+                             "a family whose Fisher matrix verified delivers the rest that "
+                             "verified and exits 0)")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,6 +8,7 @@ The JSON object of a family has the keys ``name``, ``title``, ``path``, ``coordi
 (the equal cancellation-free form), ``rao_distance_structure`` (what was recognized in the
 metric: ``one coordinate``, ``constant metric``, ``location-scale half-plane``, ``product`` or
 ``numeric only``), ``rao_distance_reason`` (null, or why there is no closed form),
+``unavailable`` (objects with ``quantity`` and ``reason``: what the family does not deliver and why),
 ``verification`` (objects with ``quantity``, ``point``, ``symbolic``, ``numeric``, ``digits``;
 distance checks have quantity ``rao_distance`` or ``rao_distance_textbook`` and both points in
 ``point``), ``min_digits``, ``timings`` (seconds) and ``mechanism`` (null without a ``[mechanism]`` table,
@@ -64,6 +65,8 @@ def as_json(verified: Verified) -> dict:
         ],
         "min_digits": verified.min_digits,
         "mechanism": mechanism_report(verified),  # null without a [mechanism] table
+        "unavailable": [{"quantity": item.quantity, "reason": item.reason}
+                        for item in verified.unavailable],
         "timings": {stage: round(seconds, 3) for stage, seconds in derivation.timings.items()},
     }
 
@@ -113,9 +116,12 @@ def as_text(verified: Verified) -> str:
     lines.append(f"  line element: ds^2 = {sympy.sstr(geometry.line_element)}")
     if geometry.gaussian_curvature is not None:
         lines.append(f"  Gaussian curvature: K = {sympy.sstr(geometry.gaussian_curvature)}")
-    else:
+    elif geometry.scalar_curvature is not None:
         lines.append(f"  scalar curvature: R = {sympy.sstr(geometry.scalar_curvature)}")
-    lines += _distance_lines(derivation.distance)
+    if derivation.distance is not None or len(spec.coordinates) > 2:
+        lines += _distance_lines(derivation.distance)
+    for item in verified.unavailable:
+        lines.append(f"  unavailable: {item.quantity}: {item.reason}")
     lines.append(_verification_table(verified))
     return "\n".join(lines)
 
@@ -143,7 +149,8 @@ def _verification_table(verified: Verified) -> str:
 def summary_row(outcome) -> dict:
     """One family of a run (a :class:`~raosym.pipeline.FamilyOutcome`) as a JSON object:
     ``family``, ``entries`` (Fisher entries derived), ``checks``, ``digits`` (the worst
-    agreement), ``seconds``, ``status`` (``ok`` or the error type), ``cached`` and ``error``."""
+    agreement), ``seconds``, ``status`` (``ok``, ``partial`` when some quantities are unavailable, or the
+    error type), ``cached``, ``error`` and ``unavailable`` (the quantities not delivered)."""
     from pathlib import Path
 
     row = {"family": Path(outcome.name).stem, "entries": None, "checks": None, "digits": None,
@@ -154,7 +161,10 @@ def summary_row(outcome) -> dict:
     else:
         verified = outcome.verified
         row.update(entries=len(verified.derivation.entries), checks=len(verified.checks),
-                   digits=round(verified.min_digits, 1))
+                   digits=round(verified.min_digits, 1),
+                   unavailable=[item.quantity for item in verified.unavailable])
+        if verified.unavailable:
+            row["status"] = "partial"
     return row
 
 
@@ -173,13 +183,19 @@ def summary_table(outcomes, *, colour: bool = False) -> str:
     for row in rows:
         text = "  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip()
         if colour:
-            text = ("\033[32m" if row[5] == "ok" else "\033[31m") + text + "\033[0m"
+            text = _COLOURS.get(row[5], "\033[31m") + text + "\033[0m"
         lines.append(text)
-    failed = sum(1 for row in rows if row[5] != "ok")
+    partial = sum(1 for row in rows if row[5] == "partial")
+    failed = sum(1 for row in rows if row[5] not in ("ok", "partial"))
     cached = sum(1 for row in rows if row[6] == "yes")
-    lines.append(f"{len(rows)} families: {len(rows) - failed} ok, {failed} failed, "
-                 f"{cached} from the cache")
+    lines.append(f"{len(rows)} families: {len(rows) - failed - partial} ok, "
+                 + (f"{partial} partial (some quantities unavailable), " if partial else "")
+                 + f"{failed} failed, {cached} from the cache")
     return "\n".join(lines)
+
+
+#: Row colours of the summary table: green for ok, yellow for partial, red for failures.
+_COLOURS = {"ok": "\033[32m", "partial": "\033[33m"}
 
 
 def _cell(value, form: str = "{}") -> str:

@@ -8,25 +8,39 @@ import time
 from raosym.derive.budget import DEFAULT_BUDGET
 from raosym.derive.distance import derive_distance
 from raosym.derive.fisher import fisher_entries, fisher_matrix, scores
-from raosym.derive.geometry import derive_geometry
+from raosym.derive.geometry import derive_geometry, geometry_unavailable
 from raosym.derive.mechanism import derive_mechanism
-from raosym.derive.steps import Derivation
+from raosym.derive.steps import Derivation, Unavailable
+from raosym.errors import DerivationError
 from raosym.spec.model import FamilySpec
 
 
 def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     """Derive the Fisher matrix, its geometry and (for at most two coordinates) the Rao
-    distance, recording every step taken."""
+    distance, recording every step taken.
+
+    The Fisher matrix is the one quantity a family cannot do without (its failure is an
+    error); the distance, the curvature of three or more coordinates and the privacy
+    accounting that cannot be derived are recorded in ``Derivation.unavailable`` instead."""
     started = time.perf_counter()
     entries = fisher_entries(spec, budget=budget)
     fisher = fisher_matrix(spec, entries)
     geometry = derive_geometry(spec.coordinate_symbols, fisher)
+    unavailable = list(geometry_unavailable(spec.coordinate_symbols, geometry))
     distance_started = time.perf_counter()
     distance = None
     if len(spec.coordinates) <= 2:
-        distance = derive_distance(spec, fisher, geometry, budget=budget)
+        try:
+            distance = derive_distance(spec, fisher, geometry, budget=budget)
+        except DerivationError as error:
+            unavailable.append(Unavailable("Rao distance", f"not derived: {error}"))
     distance_seconds = time.perf_counter() - distance_started
-    mechanism = derive_mechanism(spec, fisher, distance, budget=budget)
+    mechanism = None
+    if spec.mechanism is not None:
+        try:
+            mechanism = derive_mechanism(spec, fisher, distance, budget=budget)
+        except DerivationError as error:
+            unavailable.append(Unavailable("privacy accounting", f"not derived: {error}"))
     hypotheses = tuple(dict.fromkeys(h for entry in entries for h in entry.hypotheses))
     return Derivation(
         spec=spec,
@@ -38,4 +52,5 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
         timings={"derive": time.perf_counter() - started, "distance": distance_seconds},
         distance=distance,
         mechanism=mechanism,
+        unavailable=tuple(unavailable),
     )

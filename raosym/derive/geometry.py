@@ -12,7 +12,7 @@ from __future__ import annotations
 import sympy
 
 from raosym.derive.integrals import tidy
-from raosym.derive.steps import Geometry, ProofStep
+from raosym.derive.steps import Geometry, ProofStep, Unavailable
 
 
 def differentials(coordinates) -> tuple[sympy.Symbol, ...]:
@@ -62,7 +62,25 @@ def scalar_curvature(coordinates, metric: sympy.Matrix, christoffel) -> sympy.Ex
 
     ricci = sympy.Matrix(size, size, lambda b, d: sum(riemann(a, b, a, d) for a in range(size)))
     inverse = metric.inv()
-    return tidy(sum(inverse[b, d] * ricci[b, d] for b in range(size) for d in range(size)))
+    raw = sum(inverse[b, d] * ricci[b, d] for b in range(size) for d in range(size))
+    if size > 2 and sympy.count_ops(raw) > SIMPLIFY_LIMIT:
+        return None  # simplifying it would take minutes (geometry_unavailable says why)
+    return tidy(raw)
+
+
+#: Operations above which the raw scalar curvature of three or more coordinates is not
+#: simplified, and so not derived: a size, never a clock, decides (the output must not depend
+#: on the machine's speed). Polygamma metrics of three coordinates exceed it.
+SIMPLIFY_LIMIT = 1500
+
+
+def geometry_unavailable(coordinates, geometry: Geometry):
+    """The curvature quantities the derivation does without, as ``Unavailable`` records."""
+    if len(coordinates) > 2 and geometry.scalar_curvature is None:
+        yield Unavailable(
+            "scalar curvature",
+            f"not derived: the unsimplified Ricci scalar has more than {SIMPLIFY_LIMIT} "
+            "operations, beyond what raosym simplifies symbolically")
 
 
 def derive_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
@@ -77,10 +95,11 @@ def derive_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
     gamma = christoffel_symbols(coordinates, metric)
     scalar = scalar_curvature(coordinates, metric, gamma)
     gaussian = tidy(scalar / 2) if len(coordinates) == 2 else None
-    steps.append(ProofStep(
-        "The scalar curvature, from the Christoffel symbols of the metric.",
-        sympy.Symbol("R"), scalar,
-        "R = g^bd R^a_bad with the Levi-Civita connection of g", "geometry"))
+    if scalar is not None:
+        steps.append(ProofStep(
+            "The scalar curvature, from the Christoffel symbols of the metric.",
+            sympy.Symbol("R"), scalar,
+            "R = g^bd R^a_bad with the Levi-Civita connection of g", "geometry"))
     if gaussian is not None:
         steps.append(ProofStep("The Gaussian curvature of the two-dimensional metric.",
                                sympy.Symbol("K"), gaussian, "K = R/2 in dimension two",

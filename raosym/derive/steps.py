@@ -74,6 +74,15 @@ class RaoDistance:
 
 
 @dataclass(frozen=True)
+class Unavailable:
+    """A quantity raosym could not deliver for a family (not derived, or not verified), and
+    why. The family still delivers everything else that verified."""
+
+    quantity: str   # "Rao distance", "scalar curvature", "privacy accounting", ...
+    reason: str
+
+
+@dataclass(frozen=True)
 class Derivation:
     """Everything the derive stage found for one family (not yet checked numerically)."""
 
@@ -88,6 +97,8 @@ class Derivation:
     distance: RaoDistance | None = None
     #: raosym.derive.mechanism.MechanismDerivation, or None without a [mechanism] table.
     mechanism: object | None = None
+    #: What could not be derived or verified, with the reasons (see :class:`Unavailable`).
+    unavailable: tuple[Unavailable, ...] = ()
 
     def _repr_latex_(self) -> str:
         """Jupyter display: density, Fisher matrix, geometry, distance, proof steps."""

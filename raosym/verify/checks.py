@@ -21,13 +21,14 @@ of :data:`REQUIRED_DIGITS`. ``Verified`` is the only thing the emit stage accept
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import mpmath
 
 from raosym.derive.fisher import scores
-from raosym.derive.steps import Derivation
-from raosym.errors import VerificationError
+from raosym.derive.steps import Derivation, Unavailable
+from raosym.errors import DerivationError, VerificationError
 from raosym.verify.divergence import divergence_checks
 from raosym.verify.evaluate import evaluate, mpmath_function
 from raosym.verify.geodesic import (
@@ -73,6 +74,11 @@ class Verified:
 
     derivation: Derivation
     checks: tuple[Check, ...]
+
+    @property
+    def unavailable(self):
+        """What the family does not deliver, with the reasons (derive and verify stages)."""
+        return self.derivation.unavailable
 
     @property
     def min_digits(self) -> float:
@@ -210,7 +216,9 @@ def _numeric_distance_checks(derivation: Derivation) -> list[Check]:
         forward = geodesic_distance(model, p, q, digits=low).distance
         backward = geodesic_distance(model, q, p, digits=high).distance
         straight = straight_segment_length(model, p, q, digits=low)
-        if forward > straight * (1 + mpmath.mpf(10) ** (2 - low)):
+        # The straight segment may itself be (nearly) a geodesic: only a geodesic longer by
+        # more than the solves' agreement is a failure.
+        if forward > straight * (1 + mpmath.mpf(10) ** -NUMERIC_DISTANCE_DIGITS):
             raise VerificationError(
                 f"{spec.path}: the numeric geodesic from {p} to {q} is longer "
                 f"({mpmath.nstr(forward, 15)}) than the straight segment "
@@ -236,29 +244,59 @@ def _bind(function):
 
 
 def verify(derivation: Derivation, *, count: int = 5) -> Verified:
-    """Check every derived quantity; raise VerificationError if any check fails."""
+    """Check every derived quantity.
+
+    The Fisher matrix and the curvature must pass (else VerificationError: nothing of the
+    family is delivered). The Rao distance and the privacy accounting that fail, or whose check
+    cannot be carried out, are dropped from the result and recorded as unavailable with the
+    reason, so that the family still delivers every quantity that verified."""
     with mpmath.workdps(WORKING_DIGITS):
         points = sample_points(derivation.spec, count)
         checks = fisher_checks(derivation, points) + curvature_checks(derivation, points)
     _raise_on_failure(derivation, checks)
     # The geodesics use the Christoffel symbols of a metric that has just passed its checks.
     with mpmath.workdps(GEODESIC_DIGITS):
-        checks += distance_checks(derivation)
-    _raise_on_failure(derivation, checks)
-    checks += divergence_checks(derivation, _check)  # mechanisms: Rao-DP, RDP, KL
-    _raise_on_failure(derivation, checks)
-    return Verified(derivation, tuple(checks))
+        derivation, distance = _optional_checks(
+            derivation, "Rao distance", lambda: distance_checks(derivation), distance=None)
+    derivation, divergences = _optional_checks(  # mechanisms: Rao-DP, RDP, KL
+        derivation, "privacy accounting", lambda: divergence_checks(derivation, _check),
+        mechanism=None)
+    return Verified(derivation, tuple(checks + distance + divergences))
+
+
+#: What a check of an optional quantity may raise when it cannot be carried out.
+_CHECK_FAILURES = (VerificationError, DerivationError, ArithmeticError, ValueError, mpmath.libmp.NoConvergence)
+
+
+def _optional_checks(derivation: Derivation, quantity: str, run, **dropped):
+    """``(derivation, checks)``: the checks of an optional quantity when they all pass; else
+    the derivation without it (``dropped`` says which fields to clear) and no checks."""
+    try:
+        checks = run()
+        failure = _failure_message(derivation, checks)
+    except _CHECK_FAILURES as error:
+        failure = f"its check could not be carried out: {error}"
+    if failure is None:
+        return derivation, checks
+    unavailable = Unavailable(quantity, f"derived but not verified: {failure}")
+    return dataclasses.replace(derivation, unavailable=(*derivation.unavailable, unavailable),
+                               **dropped), []
+
+
+def _failure_message(derivation: Derivation, checks: list[Check]) -> str | None:
+    failed = [check for check in checks if not check.passed]
+    if not failed:
+        return None
+    first = failed[0]
+    return (f"{len(failed)} of {len(checks)} checks failed; first: {first.quantity} at "
+            f"{first.point}: symbolic {first.symbolic} vs numeric {first.numeric} "
+            f"({first.digits} digits agree, {first.required:g} required)")
 
 
 def _raise_on_failure(derivation: Derivation, checks: list[Check]) -> None:
-    failed = [check for check in checks if not check.passed]
-    if failed:
-        first = failed[0]
-        raise VerificationError(
-            f"{derivation.spec.path}: {len(failed)} of {len(checks)} checks failed; first: "
-            f"{first.quantity} at {first.point}: symbolic {first.symbolic} vs numeric "
-            f"{first.numeric} ({first.digits} digits agree, {first.required:g} required)",
-        )
+    failure = _failure_message(derivation, checks)
+    if failure is not None:
+        raise VerificationError(f"{derivation.spec.path}: {failure}")
 
 
 __all__ = ["DISTANCE_DIGITS", "REQUIRED_DIGITS", "Check", "Verified", "verify"]
