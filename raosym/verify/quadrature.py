@@ -41,8 +41,44 @@ def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict) -> mpmath.
         lower, upper = _bound(support.lower, point), _bound(support.upper, point)
         if upper != mpmath.inf and upper - lower <= _FINITE_SUM_LIMIT:
             return mpmath.fsum(at(mpmath.mpf(k)) for k in range(int(lower), int(upper) + 1))
-        return mpmath.nsum(at, [lower, upper])
+        return _series(at, lower, upper)
     return _integrate_split(integrand, x, point, (support.lower, support.upper))
+
+
+def _series(at, lower, upper) -> mpmath.mpf:
+    """A sum over the integers from ``lower`` to ``upper`` (infinite, or too many to add one by
+    one): the terms up to past the largest of them are added directly, and only the tail
+    after it, where the terms fall, is left to ``nsum``'s extrapolation. Extrapolating from
+    ``lower`` fails when the terms first rise for thousands of terms (a negative binomial at
+    p = 0.001 has its mass near 1500)."""
+    start = int(lower)
+    largest, peak = None, start
+    for power in range(64):
+        k = start + 2**power - 1
+        if k > upper:
+            break
+        value = abs(at(mpmath.mpf(k)))
+        if largest is None or value > largest:
+            largest, peak = value, k
+        elif value < largest * _NEGLIGIBLE:
+            break
+    stop = min(2 * peak - start + 1, int(upper) if upper != mpmath.inf else 2 * peak - start + 1)
+    if stop - start > _FINITE_SUM_LIMIT:
+        return mpmath.nsum(at, [lower, upper])
+    head = mpmath.fsum(at(mpmath.mpf(k)) for k in range(start, stop + 1))
+    if stop >= upper:
+        return head
+    first, second = at(mpmath.mpf(stop + 1)), at(mpmath.mpf(stop + 2))
+    slow = first != 0 and abs(second / first) > _SLOW_RATIO
+    # A slowly falling tail (terms in ratio 0.999) defeats Richardson and Shanks, whose
+    # estimates then agree with each other on a wrong value; Euler-Maclaurin (a quadrature of
+    # the terms as a function of k) converges there.
+    method = "euler-maclaurin" if slow else "richardson+shanks"
+    return head + mpmath.nsum(at, [stop + 1, upper], method=method)
+
+
+#: Ratio of consecutive terms above which a tail counts as slowly falling.
+_SLOW_RATIO = mpmath.mpf("0.9")
 
 
 def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
@@ -70,12 +106,17 @@ def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
     for left, right in zip(breaks, breaks[1:]):
         if right == mpmath.inf or left == -mpmath.inf:
             side, base = ("right", left) if right == mpmath.inf else ("left", right)
-            extent = _light_tail_extent(plain, base, 1 if side == "right" else -1, width,
-                                        arguments)
-            if extent is None:
+            found = _light_tail_extent(plain, base, 1 if side == "right" else -1, width,
+                                       arguments)
+            if found is None:
                 kind, interval = f"heavy {side} tail", [0, 1]
             else:
-                kind, interval = f"light {side} tail", [0, mpmath.log1p(extent / width)]
+                # Split at the tail's peak: the mass may sit far out (log-normal at mu = 40
+                # has it near x = e**40), and tanh-sinh must see the bump as an end point.
+                extent, peak = found
+                kind = f"light {side} tail"
+                interval = [0, *([mpmath.log1p(peak / width)] if peak else []),
+                            mpmath.log1p(extent / width)]
         elif left in anchors or right in anchors:
             kind, base = ("from left", left) if left in anchors else ("from right", right)
             interval = [0, mpmath.root(right - left, _POWER)]
@@ -87,14 +128,31 @@ def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
 
 
 def _light_tail_extent(plain, base, direction, width, arguments):
-    """How far from ``base`` the integrand falls below 1e-80 (probing at ``width * 2**k``),
-    or None for a heavy (algebraic) tail that never does within ``width * 2**60``."""
-    for power in range(61):
+    """``(extent, peak)``: how far from ``base`` the integrand falls below 1e-80 of the largest
+    value probed (probing at ``width * 2**k``, k < 200) after its largest value, and the
+    distance of that largest value (None when it is at ``base``); None for a heavy
+    (algebraic) tail that never does. A tail whose mass lies far out (log-normal at mu = 40)
+    first rises: it is not cut before its peak."""
+    largest, peak = None, None
+    for power in range(_TAIL_PROBES):
         distance = width * mpmath.mpf(2) ** power
         value = plain(base + direction * distance, 0, width, *arguments)
-        if mpmath.isfinite(value) and abs(value) < _NEGLIGIBLE:
-            return distance
+        if not mpmath.isfinite(value):
+            continue
+        if largest is None or abs(value) > largest:
+            largest, peak = abs(value), (distance if power > 0 else None)
+        elif abs(value) < _NEGLIGIBLE * largest:
+            return distance, peak
+        if power >= _HEAVY_TAIL_PROBES and peak is None:
+            return None  # falling all along, but algebraically: a heavy tail
     return None
+
+
+#: Probes of a tail at width * 2**k: far enough for a peak near e**100 ...
+_TAIL_PROBES = 200
+#: ... but a tail that only falls and is not below 1e-80 of its start by width * 2**60 is
+#: heavy (algebraic), and is mapped onto (0, 1] instead of being truncated.
+_HEAVY_TAIL_PROBES = 60
 
 
 @functools.lru_cache(maxsize=256)
