@@ -133,25 +133,25 @@ def _light_tail_extent(plain, base, direction, width, arguments):
     distance of that largest value (None when it is at ``base``); None for a heavy
     (algebraic) tail that never does. A tail whose mass lies far out (log-normal at mu = 40)
     first rises: it is not cut before its peak."""
-    largest, peak = None, None
+    largest, peak, peak_power = None, None, 0
     for power in range(_TAIL_PROBES):
         distance = width * mpmath.mpf(2) ** power
         value = plain(base + direction * distance, 0, width, *arguments)
         if not mpmath.isfinite(value):
             continue
         if largest is None or abs(value) > largest:
-            largest, peak = abs(value), (distance if power > 0 else None)
+            largest, peak, peak_power = abs(value), (distance if power > 0 else None), power
         elif abs(value) < _NEGLIGIBLE * largest:
             return distance, peak
-        if power >= _HEAVY_TAIL_PROBES and peak is None:
-            return None  # falling all along, but algebraically: a heavy tail
+        if power >= peak_power + _HEAVY_TAIL_PROBES:
+            return None  # not negligible 2**60 widths past its peak: a heavy (algebraic) tail
     return None
 
 
 #: Probes of a tail at width * 2**k: far enough for a peak near e**100 ...
 _TAIL_PROBES = 200
-#: ... but a tail that only falls and is not below 1e-80 of its start by width * 2**60 is
-#: heavy (algebraic), and is mapped onto (0, 1] instead of being truncated.
+#: ... but a tail that is not below 1e-80 of its peak 2**60 widths past it is heavy
+#: (algebraic), and is mapped onto (0, 1] instead of being truncated.
 _HEAVY_TAIL_PROBES = 60
 
 
