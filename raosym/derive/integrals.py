@@ -49,7 +49,35 @@ def tidy(expr: sympy.Expr) -> sympy.Expr:
     # symbolic half-integer offset (Student-t); keep the shortest candidate.
     candidates = [tidied, sympy.simplify(tidied), sympy.simplify(sympy.expand_func(tidied)),
                   sympy.factor(tidied)]
+    if tidied.has(sympy.polygamma):
+        # polygamma(0, 2 + 1/N) and polygamma(0, 1/N) in one result: shifted to one argument,
+        # the rational parts of the recurrence can cancel.
+        shifted = sympy.expand(shift_polygammas(tidied))
+        candidates.append(sympy.factor(sympy.cancel(shifted)))
     return absorb_into_gamma(min(candidates, key=sympy.count_ops))
+
+
+def shift_polygammas(expr: sympy.Expr) -> sympy.Expr:
+    """Every ``polygamma(m, z + k)`` written through ``polygamma(m, z)``, with ``z`` the argument
+    of lowest offset among those that differ by integers ``k``: the recurrence
+    ``psi^(m)(z + 1) = psi^(m)(z) + (-1)^m m!/z^(m+1)``."""
+    functions = sorted(expr.atoms(sympy.polygamma), key=sympy.default_sort_key)
+    groups: dict = {}
+    for function in functions:
+        constant, moving = sympy.expand(function.args[1]).as_coeff_Add()
+        groups.setdefault((function.args[0], moving), []).append((constant, function))
+    replacements = {}
+    for (order, moving), members in groups.items():
+        lowest = min(constant for constant, _ in members)
+        base = moving + lowest
+        for constant, function in members:
+            offset = constant - lowest
+            if not offset.is_Integer or offset == 0 or not order.is_Integer:
+                continue
+            terms = [(-1) ** order * sympy.factorial(order) / (base + j) ** (order + 1)
+                     for j in range(int(offset))]
+            replacements[function] = sympy.polygamma(order, base) + sympy.Add(*terms)
+    return expr.xreplace(replacements)
 
 
 def absorb_into_gamma(expr: sympy.Expr) -> sympy.Expr:

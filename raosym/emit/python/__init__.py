@@ -77,6 +77,9 @@ def module_context(verified: Verified) -> dict:
         distance["docstring"] = distance_docstring(verified)
     helpers = fisher_printer.helpers | (curvature_printer.helpers if curvature_printer else set())
     helpers |= distance["helpers"] if distance and distance["closed"] else set()
+    # SciPy's special functions are imported, not a helper printed into the module.
+    uses_scipy_special = "scipy.special" in helpers
+    helpers.discard("scipy.special")
     printed = fisher["printed"] + (curvature["printed"] if curvature else [])
     printed += distance["printed"] if distance and distance["closed"] else []
     return {
@@ -96,6 +99,7 @@ def module_context(verified: Verified) -> dict:
         "curvature": curvature,
         "distance": distance,
         "helpers": sorted(helpers),
+        "uses_scipy_special": uses_scipy_special or bool(distance and not distance["closed"]),
         "accounting": (accounting := accounting_context(verified)),  # mechanisms only
         # math is imported only when used: by a helper (factorials), a scalar gamma or the
         # numeric geodesic solver.

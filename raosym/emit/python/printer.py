@@ -9,7 +9,9 @@ overrides only what NumPy lacks:
 - ``gamma``/``loggamma``: NumPyPrinter prints the scalar ``math.gamma``. Applied to constants
   (plain floats in generated modules) that is right and stays so; applied to anything that
   depends on a coordinate it is printed as the vectorized helper ``_gamma``/``_loggamma``;
-- :class:`polygamma_difference`, the cancellation-free form chosen by :func:`stable_forms`.
+- :class:`polygamma_difference`, the cancellation-free form chosen by :func:`stable_forms`;
+- :class:`scaled_besseli`: modified Bessel functions as SciPy's exponentially scaled ``ive``
+  (NumPy has only ``i0``), the exponentials combined symbolically first.
 
 The printer records the helpers it used, so a module only carries the helpers it needs.
 """
@@ -78,6 +80,25 @@ def _argument_together(function: sympy.Function) -> sympy.Function:
     return function.func(*head, sympy.together(argument))
 
 
+class scaled_besseli(sympy.Function):
+    """``exp(-|z|) I_n(z)``, SciPy's ``ive``: finite where ``I_n(z)`` itself overflows."""
+
+    nargs = 2
+
+
+def _scaled_bessel(expr: sympy.Expr) -> sympy.Expr:
+    """``I_n(z) = exp(z) ive(n, z)`` for positive ``z``, with the exponentials combined, so that
+    a ratio such as ``I_1(kappa)/I_0(kappa)`` is computed as ``ive(1)/ive(0)`` and stays
+    finite beyond kappa = 709, where ``I_0`` overflows."""
+    functions = [f for f in expr.atoms(sympy.besseli) if f.args[1].is_positive]
+    if not functions:
+        return expr
+    scaled = expr.xreplace({f: sympy.exp(f.args[1]) * scaled_besseli(*f.args) for f in functions})
+    combined = sympy.powsimp(sympy.cancel(sympy.together(scaled)))
+    # The overall power of exp(z) cancels in a ratio of products of the same degree.
+    return combined if sympy.count_ops(combined) <= 3 * sympy.count_ops(scaled) else scaled
+
+
 def stable_forms(expr: sympy.Expr) -> sympy.Expr:
     """``expr`` rewritten into forms that keep their digits in floating point.
 
@@ -88,6 +109,7 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
 
     The value is unchanged (each rewrite is an identity); only the way the module computes it.
     """
+    expr = _scaled_bessel(expr)
     expr = expr.replace(lambda e: isinstance(e, SPECIAL_FUNCTIONS), _argument_together)
     return expr.replace(lambda e: isinstance(e, sympy.Add), _pair_differences)
 
@@ -144,6 +166,10 @@ class ModulePrinter(NumPyPrinter):
     def _print_polygamma_difference(self, expr: polygamma_difference) -> str:
         self.helpers.add("polygamma")  # the difference helper shares the series coefficients
         return self._helper("polygamma_difference", *expr.args)
+
+    def _print_scaled_besseli(self, expr: scaled_besseli) -> str:
+        self.helpers.add("scipy.special")  # the module imports scipy.special for it
+        return f"scipy.special.ive({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
     def _print_gamma(self, expr: sympy.gamma) -> str:
         if self._on_scalars(expr):
