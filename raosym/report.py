@@ -1,7 +1,8 @@
 """Results as text a person reads and as JSON a script reads (used by the CLI).
 
 The JSON object of a family has the keys ``name``, ``title``, ``path``, ``coordinates``,
-``constants``, ``fisher`` (k x k strings in SymPy syntax that ``sympy.sympify`` parses back),
+``constants``, ``fisher`` (k x k strings in SymPy syntax that ``sympy.sympify`` parses back;
+null for an entry computed numerically),
 ``fisher_strategies``, ``line_element``, ``curvature``, ``scalar_curvature``, ``hypotheses``,
 ``rao_distance`` (the textbook closed form in the coordinates of two points suffixed ``_1`` and
 ``_2``, e.g. ``mu_1``, ``sigma_2``, in SymPy syntax; null without one), ``rao_distance_stable``
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import sympy
 
+from raosym.derive.fisher import NUMERIC
 from raosym.verify.checks import REQUIRED_DIGITS, Verified
 from raosym.verify.divergence import mechanism_report
 
@@ -46,7 +48,9 @@ def as_json(verified: Verified) -> dict:
         "coordinates": [p.name for p in spec.coordinates],
         "coordinate_domains": {p.name: p.domain.text for p in spec.coordinates},
         "constants": {p.name: p.domain.text for p in spec.constants},
-        "fisher": [[sympy.sstr(derivation.fisher[i, j]) for j in range(size)] for i in range(size)],
+        # A numeric entry (strategy "numeric") is null: it has no closed form to print.
+        "fisher": [[None if strategies[i][j] == NUMERIC else sympy.sstr(derivation.fisher[i, j])
+                    for j in range(size)] for i in range(size)],
         "fisher_strategies": strategies,
         "line_element": sympy.sstr(geometry.line_element),
         "curvature": _string(geometry.gaussian_curvature),
@@ -112,7 +116,8 @@ def as_text(verified: Verified) -> str:
     lines.append("  Fisher information g_ij = E[s_i s_j]:")
     for entry in derivation.entries:
         row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
-        lines.append(f"    g[{row},{column}] = {sympy.sstr(entry.value)}    ({entry.strategy})")
+        value = "computed numerically" if entry.value is None else sympy.sstr(entry.value)
+        lines.append(f"    g[{row},{column}] = {value}    ({entry.strategy})")
     lines.append(f"  line element: ds^2 = {sympy.sstr(geometry.line_element)}")
     if geometry.gaussian_curvature is not None:
         lines.append(f"  Gaussian curvature: K = {sympy.sstr(geometry.gaussian_curvature)}")

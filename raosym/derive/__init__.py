@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import time
 
+import sympy
+
 from raosym.derive.budget import DEFAULT_BUDGET
 from raosym.derive.distance import derive_distance
-from raosym.derive.fisher import fisher_entries, fisher_matrix, scores
-from raosym.derive.geometry import derive_geometry, geometry_unavailable
+from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries, scores
+from raosym.derive.geometry import derive_geometry, geometry_unavailable, metric_only_geometry
 from raosym.derive.mechanism import derive_mechanism
 from raosym.derive.steps import Derivation, Unavailable
 from raosym.errors import DerivationError
@@ -25,11 +27,19 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     started = time.perf_counter()
     entries = fisher_entries(spec, budget=budget)
     fisher = fisher_matrix(spec, entries)
-    geometry = derive_geometry(spec.coordinate_symbols, fisher)
-    unavailable = list(geometry_unavailable(spec.coordinate_symbols, geometry))
+    numeric = numeric_entries(entries)
+    if numeric:
+        geometry = metric_only_geometry(spec.coordinate_symbols, fisher)
+        names = ", ".join(sympy.sstr(fisher[e.row, e.column]) for e in numeric)
+        unavailable = [Unavailable(quantity, f"not derived: the metric entries {names} are "
+                                   "known only numerically")
+                       for quantity in ("curvature", "Rao distance")]
+    else:
+        geometry = derive_geometry(spec.coordinate_symbols, fisher)
+        unavailable = list(geometry_unavailable(spec.coordinate_symbols, geometry))
     distance_started = time.perf_counter()
     distance = None
-    if len(spec.coordinates) <= 2:
+    if len(spec.coordinates) <= 2 and not numeric:
         try:
             distance = derive_distance(spec, fisher, geometry, budget=budget)
         except DerivationError as error:
@@ -41,6 +51,12 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
             mechanism = derive_mechanism(spec, fisher, distance, budget=budget)
         except DerivationError as error:
             unavailable.append(Unavailable("privacy accounting", f"not derived: {error}"))
+        placeholders = {fisher[e.row, e.column] for e in numeric}
+        if mechanism is not None and mechanism.theta.has(*placeholders):
+            mechanism = None
+            unavailable.append(Unavailable(
+                "privacy accounting", "not derived: the metric entry of the data-dependent "
+                "parameter is known only numerically"))
     hypotheses = tuple(dict.fromkeys(h for entry in entries for h in entry.hypotheses))
     return Derivation(
         spec=spec,

@@ -83,6 +83,15 @@ def geometry_unavailable(coordinates, geometry: Geometry):
             "operations, beyond what raosym simplifies symbolically")
 
 
+def metric_only_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
+    """The line element alone, for a metric with entries known only numerically (their
+    symbols stand in the matrix): no connection and no curvature are derived from it."""
+    ds2 = line_element(coordinates, metric)
+    steps = (ProofStep("The line element of the Fisher metric.", sympy.Symbol("ds") ** 2, ds2,
+                       "ds^2 = sum_ij g_ij dtheta^i dtheta^j", "geometry"),)
+    return Geometry(ds2, differentials(coordinates), None, None, None, steps)
+
+
 def derive_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
     """Line element, Christoffel symbols and curvature of the Fisher metric."""
     ds2 = line_element(coordinates, metric)

@@ -28,11 +28,12 @@ class ProofStep:
 
 @dataclass(frozen=True)
 class FisherEntry:
-    """A closed entry ``g_ij`` of the Fisher matrix, with the steps that closed it."""
+    """An entry ``g_ij`` of the Fisher matrix, with the steps that closed it; ``value`` is None
+    for an entry computed numerically (strategy ``numeric``)."""
 
     row: int
     column: int
-    value: sympy.Expr
+    value: sympy.Expr | None
     strategy: str
     steps: tuple[ProofStep, ...]
     hypotheses: tuple[str, ...] = ()

@@ -51,6 +51,22 @@ class _MpmathNamespace:
         return getattr(mpmath, name)
 
 
+def _complementary_erf(add: sympy.Add) -> sympy.Expr:
+    """``1 + erf(z)`` as ``erfc(-z)`` and ``1 - erf(z)`` as ``erfc(z)``: the sum is 0 at any
+    working precision once ``erf(z)`` rounds to -1 (skew-normal densities far in a tail),
+    while ``erfc`` keeps its digits at every argument."""
+    terms = list(add.args)
+    if sympy.S.One not in terms:
+        return add
+    for index, term in enumerate(terms):
+        coefficient, function = term.as_coeff_Mul()
+        if isinstance(function, sympy.erf) and coefficient in (1, -1):
+            rest = [t for k, t in enumerate(terms) if k != index and t != sympy.S.One]
+            argument = function.args[0] if coefficient == -1 else -function.args[0]
+            return sympy.Add(sympy.erfc(argument), *rest)
+    return add
+
+
 def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
                     cse: bool = False) -> Callable:
     """A function of ``symbols`` (positional) evaluating ``expr`` at mpmath's working precision.
@@ -59,6 +75,8 @@ def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
     costly special functions, such as Christoffel symbols with polygamma)."""
     printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
     namespace = {"mpmath": _MpmathNamespace()}
+    expr = expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.erf),
+                        _complementary_erf)
     return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer,
                           cse=cse)
 

@@ -11,6 +11,7 @@ import functools
 
 import mpmath
 import sympy
+from sympy.codegen.cfunctions import expm1, log1p
 
 from raosym.derive.integrals import kinks
 from raosym.spec.model import FamilySpec
@@ -24,8 +25,10 @@ _POWER = 16
 _NEGLIGIBLE = mpmath.mpf(10) ** -80
 
 
-def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict) -> mpmath.mpf:
-    """``sum`` or ``integral`` over the support of ``integrand`` (already multiplied by f)."""
+def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict, *,
+                method: str = "tanh-sinh") -> mpmath.mpf:
+    """``sum`` or ``integral`` over the support of ``integrand`` (already multiplied by f);
+    ``method`` is mpmath's quadrature rule for the pieces of an integral."""
     x = spec.variable
     symbols = [x, *sorted(point, key=lambda s: s.name)]
     function = mpmath_function(integrand, symbols)
@@ -42,7 +45,7 @@ def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict) -> mpmath.
         if upper != mpmath.inf and upper - lower <= _FINITE_SUM_LIMIT:
             return mpmath.fsum(at(mpmath.mpf(k)) for k in range(int(lower), int(upper) + 1))
         return _series(at, lower, upper)
-    return _integrate_split(integrand, x, point, (support.lower, support.upper))
+    return _integrate_split(integrand, x, point, (support.lower, support.upper), method)
 
 
 def _series(at, lower, upper) -> mpmath.mpf:
@@ -81,7 +84,7 @@ def _series(at, lower, upper) -> mpmath.mpf:
 _SLOW_RATIO = mpmath.mpf("0.9")
 
 
-def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
+def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.mpf:
     """Integrate over the support split at its kinks and near its parameters.
 
     A density has its features near its location parameters, at distances of the order of its
@@ -95,13 +98,14 @@ def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
     anchors = {evaluate(kink, point): kink for kink in kinks(integrand, x)}
     anchors.update({evaluate(bound, point): bound for bound in bounds if bound.is_finite})
     locations = [point[s] for s in parameters if not s.is_nonnegative]
-    centres = [*anchors, *(locations or [mpmath.mpf(0)])]
+    centres = [*anchors, *locations, mpmath.mpf(0)]
     widths = [point[s] for s in parameters if s.is_positive]
     candidates = centres + [c + sign * w for c in centres for w in widths for sign in (-1, 1)]
-    breaks = [lower, *sorted({c for c in candidates if lower < c < upper}), upper]
     arguments = [point[s] for s in parameters]
     width = max([mpmath.mpf(1), *widths])
     plain = _piece_function(integrand, x, None, "plain", parameters)
+    candidates += _peak(plain, centres, width, arguments, lower, upper)
+    breaks = [lower, *sorted({c for c in candidates if lower < c < upper}), upper]
     total = mpmath.mpf(0)
     for left, right in zip(breaks, breaks[1:]):
         if right == mpmath.inf or left == -mpmath.inf:
@@ -123,8 +127,51 @@ def _integrate_split(integrand, x, point, bounds) -> mpmath.mpf:
         else:
             kind, base, interval = "plain", 0, [left, right]
         function = _piece_function(integrand, x, anchors.get(base), kind, parameters)
-        total += mpmath.quad(lambda w, f=function, c=base: f(w, c, width, *arguments), interval)
+        total += mpmath.quad(lambda w, f=function, c=base: _at_node(f, w, c, width, arguments),
+                             interval, method=method)
     return total
+
+
+def _peak(plain, centres, width, arguments, lower, upper) -> list:
+    """Breaks around the largest value of the integrand found on a geometric grid
+    ``c +- width * 2**k`` (|k| <= 40) about each centre: a feature of width 1/40 near 0
+    (a skew-normal with shape -40) or far out is seen by no other break."""
+    best, where = None, None
+    for centre in centres:
+        for power in range(-_PEAK_SCAN, _PEAK_SCAN + 1):
+            for sign in (-1, 1):
+                offset = sign * width * mpmath.mpf(2) ** power
+                value = _probe(plain, centre + offset, width, arguments, lower, upper)
+                if value is not None and (best is None or value > best):
+                    best, where = value, (centre, offset)
+    if where is None:
+        return []
+    centre, offset = where
+    return [centre + offset * factor for factor in (mpmath.mpf(1) / 4, 1, 4)]
+
+
+#: Powers of two scanned on either side of each centre by :func:`_peak`.
+_PEAK_SCAN = 40
+
+
+def _probe(plain, value, width, arguments, lower, upper):
+    if not lower < value < upper:
+        return None
+    try:
+        result = abs(plain(value, 0, width, *arguments))
+    except (ZeroDivisionError, ValueError):
+        return None
+    return result if mpmath.isfinite(result) else None
+
+
+def _at_node(function, w, c, width, arguments):
+    """The integrand at a quadrature node. A division by zero can only come from an
+    exponential taken as 0 beyond exp(-10**7) (see raosym.verify.evaluate): the integrand
+    there is below exp(-10**7), so 0 is right to every digit."""
+    try:
+        return function(w, c, width, *arguments)
+    except ZeroDivisionError:
+        return mpmath.mpf(0)
 
 
 def _light_tail_extent(plain, base, direction, width, arguments):
@@ -136,7 +183,10 @@ def _light_tail_extent(plain, base, direction, width, arguments):
     largest, peak, peak_power = None, None, 0
     for power in range(_TAIL_PROBES):
         distance = width * mpmath.mpf(2) ** power
-        value = plain(base + direction * distance, 0, width, *arguments)
+        try:
+            value = plain(base + direction * distance, 0, width, *arguments)
+        except (ZeroDivisionError, ValueError):
+            continue  # a probe where the integrand cannot be evaluated tells nothing
         if not mpmath.isfinite(value):
             continue
         if largest is None or abs(value) > largest:
@@ -186,7 +236,40 @@ def _piece_function(integrand, x, anchor, kind, parameters):
         substitution = base + direction * (w**-_POWER - 1)
         jacobian = _POWER * w ** (-_POWER - 1)
     local = integrand.subs(x, substitution) * jacobian
+    if kind.startswith("from"):
+        local = _without_cancellation(local, w)
     return mpmath_function(local, [w, c, d, *parameters])
+
+
+def _without_cancellation(expr: sympy.Expr, w: sympy.Symbol) -> sympy.Expr:
+    """Next to an anchored end (``w -> 0``): ``(1 + h)**e`` as ``exp(e*log1p(h))`` and
+    ``1 - exp(z)`` as ``-expm1(z)`` for ``h, z -> 0``. ``1 - (1 - w**16)**a`` (Kumaraswamy's
+    ``1 - x**a`` at x = 1) is 0 at any working precision once ``w**16`` is below it, and a
+    negative power of it is then infinite; the rewritten form keeps every digit."""
+
+    def vanishes(h):
+        return h.has(w) and h.subs(w, 0) == 0
+
+    def power(node):
+        h = sympy.expand(node.base - 1)
+        if node.exp.is_Integer or not vanishes(h):
+            return node
+        return sympy.exp(node.exp * log1p(h))
+
+    def difference(add):
+        terms = list(add.args)
+        if sympy.S.One not in terms and sympy.S.NegativeOne not in terms:
+            return add
+        for index, term in enumerate(terms):
+            coefficient, function = term.as_coeff_Mul()
+            if isinstance(function, sympy.exp) and vanishes(function.args[0]) \
+                    and -coefficient in terms and coefficient in (1, -1):
+                rest = [t for k, t in enumerate(terms) if k != index and t != -coefficient]
+                return sympy.Add(coefficient * expm1(function.args[0]), *rest)
+        return add
+
+    expr = expr.replace(lambda n: n.is_Pow and n.base.has(w) and not n.exp.has(w), power)
+    return expr.replace(lambda n: n.is_Add and n.has(sympy.exp), difference)
 
 
 def _bound(bound: sympy.Expr, point: dict) -> mpmath.mpf:
