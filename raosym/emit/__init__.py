@@ -10,13 +10,17 @@ A backend is a configuration, a SymPy printer subclass and a folder of Jinja tem
 - :mod:`raosym.emit.latex`: ``latex/NAME.tex``, a section of proofs per family, and
   ``latex/appendix.tex``, a document including every section.
 
+Between rendering and writing, :mod:`raosym.emit.gate` imports each rendered Python module in
+a subprocess and holds every public function to the verified mathematics at the verification
+points and at adversarial inputs; a family whose code fails is not emitted.
+
 Later stages of the catalog (Rao distances, privacy accounting) add functions and sections by
 extending these backends' contexts and templates.
 """
 
 from __future__ import annotations
 
-from raosym.emit import latex, python
+from raosym.emit import gate, latex, python
 from raosym.verify.checks import Verified
 
 #: The per-family backends, in the order their files are rendered.
@@ -31,6 +35,12 @@ def render_family(verified: Verified) -> dict[str, str]:
     files: dict[str, str] = {}
     for backend in BACKENDS:
         files.update(backend.render(verified))
+    # The emitted-code gate: the rendered module's functions against mpmath, in a subprocess;
+    # raises EmittedCodeError (an EmitError) for a function outside its tolerance, so the
+    # family's files are not written. The accuracy it measured goes into the docstrings.
+    module = f"python/{verified.derivation.spec.name}.py"
+    accuracy = gate.check_module(verified, files[module])
+    files[module] = python.with_accuracy(files[module], accuracy)
     return files
 
 

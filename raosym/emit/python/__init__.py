@@ -14,6 +14,7 @@ hypotheses and the verification record.
 
 from __future__ import annotations
 
+import ast
 import keyword
 import textwrap
 from dataclasses import dataclass
@@ -57,6 +58,31 @@ def render(verified: Verified) -> dict[str, str]:
     spec = verified.derivation.spec
     text = environment(TEMPLATES).get_template("module.py.j2").render(module_context(verified))
     return {f"python/{spec.name}.py": text}
+
+
+def with_accuracy(source: str, accuracy: dict) -> str:
+    """``source`` with each function's measured float accuracy (an :class:`Accuracy` of the
+    emitted-code gate) as the last paragraph of its docstring.
+
+    The gate measures the rendered module, so the figures are added to its text afterwards;
+    only docstrings change, never code. Functions are found with ``ast``: the closing quotes
+    of a docstring are on a line of their own."""
+    lines = source.split("\n")
+    insertions = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef) and node.name in accuracy:
+            docstring = node.body[0]
+            closing = docstring.end_lineno - 1
+            if lines[closing].strip() != '"""':
+                raise EmitError(f"the docstring of {node.name} does not end on a line of its own")
+            text = textwrap.wrap(accuracy[node.name].text(), WIDTH - 4)
+            insertions.append((closing, ["", *("    " + line for line in text)]))
+    for closing, added in sorted(insertions, reverse=True):
+        if lines[closing - 1].strip():
+            lines[closing:closing] = added
+        else:  # the docstring already ends with an empty line
+            lines[closing - 1:closing - 1] = added[1:] + [""]
+    return "\n".join(lines)
 
 
 def module_context(verified: Verified) -> dict:

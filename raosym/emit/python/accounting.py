@@ -22,9 +22,9 @@ from pathlib import Path
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from raosym.derive.divergence import ALPHA, expm1mx, log_density
+from raosym.derive.divergence import ALPHA, expm1mx, log_density, log_ratio
 from raosym.derive.mechanism import THETA
-from raosym.emit.python.printer import ModulePrinter
+from raosym.emit.python.printer import ModulePrinter, stable_forms
 from raosym.errors import EmitError
 from raosym.verify.checks import Verified
 
@@ -32,7 +32,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 #: The name of the sensitivity argument in generated code.
 SENSITIVITY = "sensitivity"
 #: Relative tolerance asked of scipy.integrate.quad for a curve without closed form.
-QUADRATURE_TOLERANCE = 1e-12
+QUADRATURE_TOLERANCE = 1e-13
 #: Terms of the Taylor series of exp(x) - 1 - x the helper sums for |x| < 1: the first term
 #: left out is below 1/20! ~ 4e-19 relative to the sum there.
 _SERIES_TERMS = 20
@@ -45,7 +45,14 @@ class AccountingPrinter(ModulePrinter):
         return self._helper("expm1mx", *expr.args)
 
     def _print_log_ratio(self, expr):
-        return self._helper("log_ratio", *expr.args)
+        raise EmitError(f"{expr} must be printed through with_wide_forms")
+
+    def _print_log_ratio_wide(self, expr):
+        self.helpers.add("log_ratio")
+        return f"_log_ratio({', '.join(self._print(a) for a in expr.args)})"
+
+    def _print_softplus(self, expr):
+        return f"np.logaddexp(0, {self._print(expr.args[0])})"
 
     def _print_Piecewise(self, expr):
         # np.where of the two forms (the stable curve's only shape): both are computed, the
@@ -74,8 +81,34 @@ class ScalarPrinter(PythonCodePrinter):
     def _print_expm1mx(self, expr):
         return f"_expm1mx_scalar({self._print(expr.args[0])})"
 
-    def _print_log_ratio(self, expr):
+    def _print_log_ratio_wide(self, expr):
         return f"_log_ratio_scalar({', '.join(self._print(a) for a in expr.args)})"
+
+    def _print_hypot(self, expr):
+        return f"math.hypot({', '.join(self._print(a) for a in expr.args)})"
+
+
+class log_ratio_wide(sympy.Function):
+    """``log_ratio(d, e)`` with a third argument ``wide``, the same logarithm as
+    ``log(numerator) - log(denominator)`` of ``1 + d`` over one denominator. The generated
+    helper falls back on it where ``d`` or ``e`` overflows (randomized response at
+    p = 5e-324, where ``(1 - 2p)/p`` is inf although ``log((1 - p)/p)`` = 744.44 is not);
+    only there, where the two logarithms differ by more than 709, so their difference keeps
+    its digits. Never evaluated symbolically."""
+
+    nargs = 3
+
+
+def with_wide_forms(expr: sympy.Expr) -> sympy.Expr:
+    """Every :class:`log_ratio` of ``expr`` as a :class:`log_ratio_wide` (before CSE, which
+    would hide the fraction ``1 + d``)."""
+    def wide(function):
+        d, e = function.args
+        numerator, denominator = sympy.fraction(sympy.cancel(sympy.together(1 + d)))
+        # 1 + d > 0: the two have the same sign, whichever it is.
+        return log_ratio_wide(d, e, sympy.log(abs(numerator)) - sympy.log(abs(denominator)))
+
+    return expr.replace(lambda e: isinstance(e, log_ratio), wide)
 
 
 def accounting_context(verified: Verified) -> dict | None:
@@ -149,9 +182,32 @@ def _uses_math(context: dict) -> bool:
     if context["rdp"] is not None:
         functions.append(context["rdp"]["scalar"])
     helpers = {h for f in functions for h in f.get("helpers", [])}
-    return bool(helpers & {"expm1mx", "log_ratio"}) or any(
+    return bool(context["numeric"]) or bool(helpers & {"expm1mx", "log_ratio"}) or any(
         "math." in code for f in functions
         for code in [f["code"], *dict(f["assignments"]).values()])
+
+
+class softplus(sympy.Function):
+    """``log(1 + exp(u))``, printed as ``np.logaddexp(0, u)``: the logistic log-density's
+    ``log(1 + exp((Delta - x)/s))`` is inf - inf in float at x = -800 s written out, and
+    exact this way. Never evaluated symbolically."""
+
+    nargs = 1
+
+
+def _log_of_sum(function: sympy.log) -> sympy.Expr:
+    """``log(1 + exp(u))`` as :class:`softplus`, ``log(cosh(u))`` as ``softplus(2u) - u -
+    log 2`` (cosh overflows at |u| > 710 where its logarithm is ordinary)."""
+    argument = function.args[0]
+    if isinstance(argument, sympy.cosh):
+        u = argument.args[0]
+        return softplus(2 * u) - u - sympy.log(2)
+    terms = sympy.Add.make_args(argument)
+    if len(terms) == 2 and sympy.S.One in terms:
+        (other,) = [t for t in terms if t != 1]
+        if isinstance(other, sympy.exp):
+            return softplus(other.args[0])
+    return function
 
 
 def _numeric_context(spec, curve, rename, scalars) -> dict:
@@ -162,8 +218,9 @@ def _numeric_context(spec, curve, rename, scalars) -> dict:
 
     def logarithm(density):  # log(gamma(z)) as loggamma(z): no overflow for large z
         expr = log_density(density).subs(x, local)
-        return expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.gamma),
+        expr = expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.gamma),
                             lambda e: sympy.loggamma(e.args[0].args[0]))
+        return expr.replace(lambda e: isinstance(e, sympy.log), _log_of_sum)
 
     return {
         "log_first": _function(logarithm(curve.first), rename, scalars),
@@ -199,8 +256,9 @@ def _domains(spec, mechanism) -> dict:
 
 
 def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
-    """Assignments (CSE) and the result of one printed expression, and the helpers used."""
-    expr = expr.xreplace(rename)
+    """Assignments (CSE) and the result of one printed expression, and the helpers used
+    (the printer's stable forms applied first, as for the geometry)."""
+    expr = with_wide_forms(stable_forms(expr)).xreplace(rename)
     replacements, (reduced,) = sympy.cse([expr], symbols=sympy.numbered_symbols("_t"),
                                          order="canonical")
     scalars = set(scalars)
@@ -218,7 +276,7 @@ def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
 
 def _scalar_function(expr: sympy.Expr, rename: dict) -> dict:
     """The same expression for Python floats (CSE, ScalarPrinter)."""
-    replacements, (reduced,) = sympy.cse([expr.xreplace(rename)],
+    replacements, (reduced,) = sympy.cse([with_wide_forms(stable_forms(expr)).xreplace(rename)],
                                          symbols=sympy.numbered_symbols("_t"), order="canonical")
     printer = ScalarPrinter()
     return {"assignments": [(str(symbol), printer.doprint(value)) for symbol, value in replacements],

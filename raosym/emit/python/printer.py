@@ -71,6 +71,79 @@ def _pair_differences(add: sympy.Add) -> sympy.Expr:
     return sympy.Add(*terms)
 
 
+class hypot(sympy.Function):
+    """``sqrt(x**2 + y**2 + ...)`` of its arguments, printed as ``np.hypot``/``math.hypot``:
+    the squares are never formed, so they cannot overflow (a location 1e160 apart) or
+    underflow. Never evaluated symbolically."""
+
+    def _eval_rewrite_as_sqrt(self, *args, **kwargs):
+        return sympy.sqrt(sympy.Add(*(a**2 for a in args)))
+
+
+def _square_root(term: sympy.Expr) -> sympy.Expr | None:
+    """``sqrt(c)*X`` for a term ``c*X**2`` with ``c`` not provably negative (else None).
+
+    The identity needs ``c >= 0``. The coefficients met here are metric entries (the
+    generalized Gaussian's ``gamma((2N - 1)/N)/gamma((N + 1)/N)``, positive for N > 1/2, which
+    SymPy cannot prove from the domain); a negative one would print nan, which the
+    emitted-code gate refuses."""
+    squares = [f for f in sympy.Mul.make_args(term) if f.is_Pow and f.exp == 2]
+    if not squares:
+        return None
+    coefficient = sympy.Mul(*(f for f in sympy.Mul.make_args(term) if f is not squares[0]))
+    if coefficient.is_negative is True:
+        return None
+    return sympy.sqrt(coefficient) * squares[0].base
+
+
+def _as_hypot(root: sympy.Pow) -> sympy.Expr:
+    roots = [_square_root(term) for term in sympy.Add.make_args(root.base)]
+    if len(roots) < 2 or any(r is None for r in roots):
+        return root
+    return hypot(*roots)
+
+
+def _as_atan2(function: sympy.asin) -> sympy.Expr:
+    """``asin(u)`` as ``atan2(u, sqrt(1 - u**2))`` when ``1 - u**2`` factors into a product:
+    near ``u = ±1`` (``u = 2p - 1`` at p = 1e-12) asin is ill-conditioned, while the factored
+    ``sqrt(4p(1 - p))`` keeps its digits and atan2 is well-conditioned everywhere."""
+    argument = function.args[0]
+    complement = sympy.factor(1 - argument**2)
+    if not complement.is_Mul:
+        return function
+    return sympy.atan2(argument, sympy.sqrt(complement))
+
+
+class trigamma_excess(sympy.Function):
+    """``k*(k*polygamma(1, k) - 1)``, of order 1 for every k > 0 (-> 1 as k -> 0, -> 1/2 as
+    k -> oo), computed by a helper from the recurrence and asymptotic series of polygamma:
+    written out, ``k*polygamma(1, k) - 1`` cancels (6 % wrong at k = 1e14, all digits gone
+    at 1e15) and ``polygamma(1, k)`` overflows at k = 1e-160. Never evaluated symbolically."""
+
+    nargs = 1
+
+
+class trigamma_excess_slope(sympy.Function):
+    """``k**2*(polygamma(1, k) + k*polygamma(2, k))``: k**2 times the derivative of
+    ``k*polygamma(1, k) - 1``, of order 1 for every k > 0 (-> -1 and -> -1/2), by the same
+    helper series. Never evaluated symbolically."""
+
+    nargs = 1
+
+
+def _trigamma_forms(add: sympy.Add) -> sympy.Expr:
+    """``k*polygamma(1, k) - 1`` as ``trigamma_excess(k)/k`` and ``k*polygamma(2, k) +
+    polygamma(1, k)`` as ``trigamma_excess_slope(k)/k**2`` (the Gamma family's curvature)."""
+    terms = set(sympy.Add.make_args(add))
+    for function in add.atoms(sympy.polygamma):
+        order, k = function.args
+        if order == 1 and terms == {k * function, sympy.S.NegativeOne}:
+            return trigamma_excess(k) / k
+        if order == 1 and terms == {k * sympy.polygamma(2, k), function}:
+            return trigamma_excess_slope(k) / k**2
+    return add
+
+
 #: Functions whose argument is put over one denominator (see :func:`stable_forms`).
 SPECIAL_FUNCTIONS = (sympy.gamma, sympy.loggamma, sympy.polygamma)
 
@@ -107,10 +180,21 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
       ``gamma(2 - 1/N)`` becomes ``gamma((2*N - 1)/N)``, which near its pole ``N = 1/2``
       keeps every digit (``2*N - 1`` is exact there) where ``2 - 1/N`` loses them all.
 
+    - ``sqrt(a*X**2 + b*Y**2)`` with ``a``, ``b`` >= 0 becomes
+      ``hypot(sqrt(a)*X, sqrt(b)*Y)`` (no square overflows);
+    - ``k*polygamma(1, k) - 1`` and ``k*polygamma(2, k) + polygamma(1, k)`` become
+      :class:`trigamma_excess` and :class:`trigamma_excess_slope` over powers of ``k``;
+    - ``asin(u)`` becomes ``atan2(u, sqrt(1 - u**2))`` with ``1 - u**2`` factored, when it
+      factors (see :func:`_as_atan2`).
+
     The value is unchanged (each rewrite is an identity); only the way the module computes it.
     """
     expr = _scaled_bessel(expr)
     expr = expr.replace(lambda e: isinstance(e, SPECIAL_FUNCTIONS), _argument_together)
+    expr = expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.polygamma),
+                        _trigamma_forms)
+    expr = expr.replace(lambda e: e.is_Pow and e.exp == sympy.S.Half and e.base.is_Add, _as_hypot)
+    expr = expr.replace(lambda e: isinstance(e, sympy.asin), _as_atan2)
     return expr.replace(lambda e: isinstance(e, sympy.Add), _pair_differences)
 
 
@@ -170,6 +254,18 @@ class ModulePrinter(NumPyPrinter):
     def _print_scaled_besseli(self, expr: scaled_besseli) -> str:
         self.helpers.add("scipy.special")  # the module imports scipy.special for it
         return f"scipy.special.ive({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_trigamma_excess(self, expr) -> str:
+        self.helpers.add("polygamma")  # shares the Bernoulli numbers
+        return self._helper("trigamma_excess", *expr.args)
+
+    def _print_trigamma_excess_slope(self, expr) -> str:
+        self.helpers.add("polygamma")
+        return self._helper("trigamma_excess", *expr.args).replace(
+            "_trigamma_excess(", "_trigamma_excess_slope(", 1)
+
+    def _print_hypot(self, expr: hypot) -> str:
+        return self._nested("np.hypot", expr.args)
 
     def _print_gamma(self, expr: sympy.gamma) -> str:
         if self._on_scalars(expr):
