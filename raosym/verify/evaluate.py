@@ -67,10 +67,10 @@ def _complementary_erf(add: sympy.Add) -> sympy.Expr:
     return add
 
 
-def _with_complementary_erf(expr):
+def with_complementary_erf(expr):
     """:func:`_complementary_erf` throughout an expression or a list of them."""
     if isinstance(expr, (list, tuple)):
-        return type(expr)(_with_complementary_erf(e) for e in expr)
+        return type(expr)(with_complementary_erf(e) for e in expr)
     return expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.erf),
                         _complementary_erf)
 
@@ -83,7 +83,7 @@ def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
     costly special functions, such as Christoffel symbols with polygamma)."""
     printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
     namespace = {"mpmath": _MpmathNamespace()}
-    expr = _with_complementary_erf(expr)
+    expr = with_complementary_erf(expr)
     return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer,
                           cse=cse)
 

@@ -25,6 +25,7 @@ import sympy
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.python.accounting import accounting_context
 from raosym.emit.python.distance import distance_context, distance_docstring
+from raosym.emit.python.numeric import numeric_contexts, with_numeric_calls
 from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
 from raosym.emit.render import environment
 from raosym.errors import EmitError
@@ -95,7 +96,9 @@ def module_context(verified: Verified) -> dict:
     rename = {p.symbol: sympy.Symbol(v.local, **p.symbol.assumptions0)
               for p, v in zip(spec.parameters, variables, strict=True) if p.name != v.local}
     scalars = {rename.get(s, s) for s in spec.constant_symbols}
-    fisher, fisher_printer = _fisher_context(spec, derivation.fisher, variables, rename, scalars)
+    fisher, fisher_printer = _fisher_context(
+        spec, with_numeric_calls(derivation, derivation.fisher), variables, rename, scalars)
+    numeric_entries = numeric_contexts(derivation, rename)
     curvature, curvature_printer = _curvature_context(
         spec, derivation.geometry.gaussian_curvature, variables, rename, scalars)
     distance = distance_context(derivation, rename, scalars, _printed)
@@ -121,15 +124,19 @@ def module_context(verified: Verified) -> dict:
         "point_values": _unpacking(variables, {v.local for v in variables}),
         "k": len(coordinates),
         "fisher": fisher,
+        "numeric_entries": numeric_entries,
         "line_element": {"docstring": line_element_docstring(spec, derivation.geometry.line_element)},
         "curvature": curvature,
         "distance": distance,
         "helpers": sorted(helpers),
-        "uses_scipy_special": uses_scipy_special or bool(distance and not distance["closed"]),
+        "uses_scipy_special": uses_scipy_special or bool(distance and not distance["closed"])
+        or any("scipy.special" in str(entry) for entry in numeric_entries),
+        "uses_scipy_integrate": bool(numeric_entries) or bool(distance and not distance["closed"]),
         "accounting": (accounting := accounting_context(verified)),  # mechanisms only
         # math is imported only when used: by a helper (factorials), a scalar gamma or the
         # numeric geodesic solver.
-        "uses_math": bool(helpers) or any("math." in code for code in printed)
+        "uses_math": bool(helpers) or bool(numeric_entries)
+        or any("math." in code for code in printed)
         or bool(distance and not distance["closed"])
         or bool(accounting and accounting["uses_math"]),
     }

@@ -251,6 +251,13 @@ class ModulePrinter(NumPyPrinter):
         self.helpers.add("polygamma")  # the difference helper shares the series coefficients
         return self._helper("polygamma_difference", *expr.args)
 
+    def _print_numeric_fisher_entry(self, expr) -> str:
+        """A Fisher entry known only numerically: the call of its generated quadrature
+        (:mod:`raosym.emit.python.numeric`)."""
+        row, column, *arguments = expr.args
+        return (f"_fisher_entry_{int(row)}_{int(column)}("
+                f"{', '.join(self._print(argument) for argument in arguments)})")
+
     def _print_scaled_besseli(self, expr: scaled_besseli) -> str:
         self.helpers.add("scipy.special")  # the module imports scipy.special for it
         return f"scipy.special.ive({self._print(expr.args[0])}, {self._print(expr.args[1])})"
