@@ -12,20 +12,25 @@ with nothing changed only re-renders. An entry is keyed by a sha256 over
 - the SymPy, mpmath and Python versions, and the time budget (which can change the route a
   derivation takes).
 
-An entry is one file ``KEY.pickle``: a magic line, the key, the sha256 of the payload, then the
-pickled Verified. Reading checks all three before unpickling, and then that the result is a
-Verified of the same derivation file; anything else (a truncated or corrupt file, another
-key's entry copied over, another program's file) is reported as a miss, and the family is
-derived again and the entry rewritten. Entries are written to a temporary file and renamed,
+An entry is one file ``KEY.pickle``: a magic line, the key, an HMAC-SHA256 of the kind, key and
+payload, then the payload (the Verified, serialized by :mod:`raosym.transport`). The HMAC key
+is a secret kept *outside* the cache folder (:func:`secret_path`: ``$RAOSYM_CACHE_KEY``, else
+``raosym/cache-key`` in the user's config folder, created 0600 on first use), so an entry that
+someone else planted (a repository or an archive can ship a ``.raosym-cache/``, and keys are
+predictable) fails the check and is never unpickled: reading checks the magic line, the key
+and the HMAC first, and only then deserializes, then checks that the result is a Verified of
+the same derivation file. Anything else (a truncated or corrupt file, another key's entry
+copied over, a forged or foreign file) is reported as a miss, and the family is derived again
+and the entry rewritten. Without a usable secret (it cannot be created, or others may read or
+write it) the cache is not used at all. Entries are written to a temporary file and renamed,
 so an interrupted run never leaves half an entry.
 
-Rendered files are cached too (``KEY.render``, JSON in the same envelope), keyed by the
-entry's key and the *emit version* (a sha256 of ``raosym/emit``: printers, backends and
+Rendered files are cached too (``KEY.render``, JSON in the same authenticated envelope), keyed
+by the entry's key and the *emit version* (a sha256 of ``raosym/emit``: printers, backends and
 templates): with nothing changed, ``raosym generate`` neither derives nor renders; after a
-template change it re-renders from the Verified entries without deriving.
-
-Pickle runs code on load: like ``__pycache__``, the cache folder must only be writable by the
-user. The checksum detects damage, not an attacker who can write there.
+template change it re-renders from the Verified entries without deriving. A render entry may
+only name the files the backends write for that family (``python/NAME.py``,
+``latex/NAME.tex``); one naming any other path (``../../X``, an absolute path) is ignored.
 
 The folder is ``$RAOSYM_CACHE`` when set, else ``.raosym-cache/`` in the current folder (the
 project root, where raosym is run); ``--no-cache`` bypasses it.
@@ -36,22 +41,27 @@ from __future__ import annotations
 import dataclasses
 import functools
 import hashlib
+import hmac
 import json
 import os
-import pickle
 import platform
+import secrets
+import stat
 import tempfile
 from pathlib import Path
 
 import mpmath
 import sympy
 
+from raosym import transport
 from raosym.verify.checks import Verified
 
 PACKAGE = Path(__file__).resolve().parent
 #: The sources whose behaviour a Verified depends on (emit is not among them on purpose).
-ENGINE_SOURCES = ("spec", "derive", "verify", "errors.py")
-MAGIC = b"raosym-cache 1\n"
+ENGINE_SOURCES = ("spec", "derive", "verify", "errors.py", "transport.py")
+MAGIC = b"raosym-cache 2\n"
+#: Bytes of the HMAC secret.
+SECRET_BYTES = 32
 DEFAULT_FOLDER = ".raosym-cache"
 
 
@@ -111,6 +121,44 @@ def default_folder() -> Path:
     return Path(os.environ.get("RAOSYM_CACHE") or DEFAULT_FOLDER)
 
 
+def secret_path() -> Path:
+    """Where the HMAC secret lives: ``$RAOSYM_CACHE_KEY``, else the user's config folder
+    (``$XDG_CONFIG_HOME/raosym/cache-key``, by default ``~/.config/raosym/cache-key``)."""
+    if os.environ.get("RAOSYM_CACHE_KEY"):
+        return Path(os.environ["RAOSYM_CACHE_KEY"])
+    config = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(config) / "raosym" / "cache-key"
+
+
+def load_secret(folder: Path) -> bytes | None:
+    """The HMAC secret (created 0600 on first use), or None when it cannot be trusted: it
+    sits inside the cache folder, others may read or write it, or it cannot be made."""
+    path = secret_path()
+    try:
+        if _inside(path, folder):
+            return None  # whoever can plant entries could then forge them
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            pass
+        else:
+            with os.fdopen(descriptor, "wb") as file:
+                file.write(secrets.token_bytes(SECRET_BYTES))
+        descriptor = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(descriptor, "rb") as file:
+            status = os.fstat(file.fileno())
+            secret = file.read()
+    except OSError:
+        return None
+    private = status.st_uid == os.getuid() and not status.st_mode & (stat.S_IRWXG | stat.S_IRWXO)
+    return secret if private and len(secret) >= SECRET_BYTES else None
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    return os.path.abspath(path).startswith(os.path.abspath(folder).rstrip(os.sep) + os.sep)
+
+
 @dataclasses.dataclass(frozen=True)
 class Lookup:
     """The result of reading an entry: the Verified on a hit, else why it missed."""
@@ -120,10 +168,14 @@ class Lookup:
 
 
 class DerivationCache:
-    """Verified results in ``folder``, one file per key."""
+    """Verified results in ``folder``, one file per key, authenticated with the user's secret."""
 
     def __init__(self, folder: str | os.PathLike | None = None) -> None:
         self.folder = Path(folder) if folder is not None else default_folder()
+
+    @functools.cached_property
+    def secret(self) -> bytes | None:
+        return load_secret(self.folder)
 
     def entry_path(self, key: str) -> Path:
         return self.folder / f"{key}.pickle"
@@ -132,13 +184,15 @@ class DerivationCache:
         """The cached Verified of a derivation file, or a miss that says why."""
         path = Path(derivation_file)
         key = cache_key(path)
+        if self.secret is None:
+            return Lookup(None, f"disabled (no private cache key at {secret_path()})")
         try:
             blob = self.entry_path(key).read_bytes()
         except FileNotFoundError:
             return Lookup(None, "absent")
         except OSError as error:
             return Lookup(None, f"unreadable ({error.strerror or error})")
-        verified, reason = _decode(blob, key)
+        verified, reason = _decode(blob, key, self.secret)
         if verified is None:
             return Lookup(None, reason)
         expected = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -153,13 +207,15 @@ class DerivationCache:
         """Write an entry atomically; a cache that cannot be written is skipped, not fatal."""
         key = cache_key(derivation_file)
         try:
-            payload = pickle.dumps(verified, protocol=pickle.HIGHEST_PROTOCOL)
+            payload = transport.dumps(verified)
         except Exception:  # noqa: BLE001 - an unpicklable result is simply not cached
             return None
-        return self._write(self.entry_path(key), key, payload)
+        return self._write(self.entry_path(key), b"verified", key, payload)
 
-    def _write(self, target: Path, key: str, payload: bytes) -> Path | None:
-        blob = MAGIC + key.encode() + b"\n" + hashlib.sha256(payload).hexdigest().encode() + b"\n"
+    def _write(self, target: Path, kind: bytes, key: str, payload: bytes) -> Path | None:
+        if self.secret is None:
+            return None
+        blob = MAGIC + key.encode() + b"\n" + _mac(self.secret, kind, key, payload) + b"\n"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             handle, temporary = tempfile.mkstemp(prefix=".entry-", dir=self.folder)
@@ -175,13 +231,18 @@ class DerivationCache:
         return target
 
     def load_rendered(self, derivation_file: str | os.PathLike) -> dict[str, str] | None:
-        """The files rendered from this family's entry by the current emit stage, or None."""
+        """The files rendered from this family's entry by the current emit stage, or None
+        (also when the entry names any file but the family's own)."""
+        from raosym.emit import family_paths
+
+        if self.secret is None:
+            return None
         key = render_key(derivation_file)
         try:
             blob = (self.folder / f"{key}.render").read_bytes()
         except OSError:
             return None
-        payload, _ = _payload(blob, key)
+        payload, _ = _payload(blob, b"render", key, self.secret)
         if payload is None:
             return None
         try:
@@ -191,38 +252,47 @@ class DerivationCache:
         if not isinstance(files, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
             return None
+        if set(files) != family_paths(Path(derivation_file).stem):
+            return None
         return files
 
     def store_rendered(self, derivation_file: str | os.PathLike,
                        files: dict[str, str]) -> Path | None:
         key = render_key(derivation_file)
         payload = json.dumps(files, sort_keys=True).encode("utf-8")
-        return self._write(self.folder / f"{key}.render", key, payload)
+        return self._write(self.folder / f"{key}.render", b"render", key, payload)
 
 
-def _payload(blob: bytes, key: str) -> tuple[bytes | None, str]:
-    """The payload of an entry whose magic line, key and checksum are right; never raises."""
+def _mac(secret: bytes, kind: bytes, key: str, payload: bytes) -> bytes:
+    """The HMAC of an entry: its kind (an entry of one kind cannot pass as the other), its key
+    and its payload."""
+    message = kind + b"\0" + key.encode() + b"\0" + payload
+    return hmac.new(secret, message, hashlib.sha256).hexdigest().encode()
+
+
+def _payload(blob: bytes, kind: bytes, key: str, secret: bytes) -> tuple[bytes | None, str]:
+    """The payload of an entry whose magic line, key and HMAC are right; never raises."""
     if not blob.startswith(MAGIC):
         return None, "foreign (not a raosym cache entry)"
     header = blob[len(MAGIC):]
     parts = header.split(b"\n", 2)
     if len(parts) != 3:
         return None, "corrupt (truncated header)"
-    stored_key, checksum, payload = parts
+    stored_key, mac, payload = parts
     if stored_key != key.encode():
         return None, "foreign (its key is not this file's key)"
-    if hashlib.sha256(payload).hexdigest().encode() != checksum:
-        return None, "corrupt (checksum mismatch)"
+    if not hmac.compare_digest(mac, _mac(secret, kind, key, payload)):
+        return None, "foreign or corrupt (its HMAC does not match: not written with this user's key)"
     return payload, "ok"
 
 
-def _decode(blob: bytes, key: str) -> tuple[Verified | None, str]:
-    """Check the header of an entry, then unpickle it; never raises."""
-    payload, reason = _payload(blob, key)
+def _decode(blob: bytes, key: str, secret: bytes) -> tuple[Verified | None, str]:
+    """Authenticate an entry, then deserialize it; never raises."""
+    payload, reason = _payload(blob, b"verified", key, secret)
     if payload is None:
         return None, reason
     try:
-        verified = pickle.loads(payload)
+        verified = transport.loads(payload)
     except Exception:  # noqa: BLE001 - a damaged pickle can raise almost anything
         return None, "corrupt (cannot be unpickled)"
     if not isinstance(verified, Verified):

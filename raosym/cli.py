@@ -29,9 +29,11 @@ import sys
 import threading
 from pathlib import Path
 
-from raosym import pipeline, progress, report
-from raosym.cache import DerivationCache
 from raosym.errors import RaosymError
+
+# The stages (SymPy, NumPy: a second or more to import) are imported by main(), inside its
+# Ctrl-C handling, so an interrupt during start-up is "raosym: interrupted" too.
+pipeline = progress = report = DerivationCache = None
 
 #: Modules that add subcommands (``add_commands(subparsers)``); one line per module.
 COMMAND_MODULES: tuple[str, ...] = (
@@ -235,12 +237,19 @@ def _interrupt_on_terminate(signum, frame) -> None:
     raise KeyboardInterrupt
 
 
+def _import_stages() -> None:
+    global pipeline, progress, report, DerivationCache
+    from raosym import pipeline, progress, report
+    from raosym.cache import DerivationCache
+
+
 def main(argv: list[str] | None = None) -> int:
-    arguments = build_parser().parse_args(argv)
     # A `kill` is handled like Ctrl-C: the workers are stopped and nothing is written.
     previous = signal.signal(signal.SIGTERM, _interrupt_on_terminate) \
         if threading.current_thread() is threading.main_thread() else None
     try:
+        _import_stages()
+        arguments = build_parser().parse_args(argv)
         return arguments.run(arguments)
     except RaosymError as error:
         print(f"raosym: {error}", file=sys.stderr)

@@ -21,6 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import sympy
+
+from raosym import transport
+from raosym.children import die_with_parent
 from raosym.cache import DerivationCache
 from raosym.derive import derive as derive_spec
 from raosym.derive.steps import Derivation
@@ -93,6 +97,7 @@ def _run_family(name_or_path, *, cache, on_step) -> tuple[Verified, bool]:
     spec = load(path)
     step("derive")
     derivation = derive_spec(spec)
+    _check_no_dirac_delta(derivation)
     step("verify")
     verified_at = time.perf_counter()
     verified = verify(derivation)
@@ -102,6 +107,29 @@ def _run_family(name_or_path, *, cache, on_step) -> tuple[Verified, bool]:
         cache.store(path, verified)
     step("done")
     return verified, False
+
+
+def _check_no_dirac_delta(derivation: Derivation) -> None:
+    """Refuse a Fisher entry holding a DiracDelta, as bad input of the file that caused it.
+
+    It comes from differentiating ``Abs`` or ``sign`` of a parameter, when a scale is
+    declared ``real`` instead of ``positive`` (``sqrt(sigma**2)`` is ``Abs(sigma)`` then): a
+    Fisher information with a point mass is not a metric, and nothing can evaluate it."""
+    spec = derivation.spec
+    for entry in derivation.entries:
+        deltas = sorted(entry.value.atoms(sympy.DiracDelta), key=sympy.default_sort_key)
+        if not deltas:
+            continue
+        involved = sorted({s.name for d in deltas for s in d.free_symbols}
+                          & {p.name for p in spec.parameters})
+        parameter = next((p for p in spec.parameters if p.name in involved), None)
+        raise SpecError(
+            f"the Fisher entry g_{spec.coordinates[entry.row].name}_"
+            f"{spec.coordinates[entry.column].name} contains {deltas[0]} (the derivative of "
+            f"an absolute value or sign of {', '.join(involved) or 'a parameter'}); a scale "
+            "declared 'real' makes the density depend on its sign: declare it 'positive'",
+            path=spec.path,
+            key=f"{parameter.role}s.{parameter.name}" if parameter else "density")
 
 
 def derive(spec_or_name, *, budget: float | None = None) -> Derivation:
@@ -158,7 +186,8 @@ def run_families(names, *, jobs: int | None = None, cache: DerivationCache | Non
     try:
         for _ in range(jobs):
             parent_end, worker_end = context.Pipe()
-            process = context.Process(target=_worker, args=(worker_end, cache), daemon=False)
+            process = context.Process(target=_worker, args=(worker_end, cache, os.getpid()),
+                                      daemon=False)
             process.start()
             worker_end.close()
             workers.append(_Worker(process, parent_end))
@@ -202,7 +231,7 @@ def _dispatch(names: list[str], workers: list[_Worker], on_step) -> list[FamilyO
         for connection in wait(list(busy)):
             worker = busy[connection]
             try:
-                message = connection.recv()
+                message = transport.loads(connection.recv_bytes())
             except (EOFError, OSError):  # the worker died with a family in hand
                 index, name = worker.task
                 outcomes[index] = FamilyOutcome(name, error=DerivationError(
@@ -226,20 +255,24 @@ def _dispatch(names: list[str], workers: list[_Worker], on_step) -> list[FamilyO
     return outcomes
 
 
-def _worker(connection, cache) -> None:
+def _worker(connection, cache, parent: int) -> None:
     """A worker process of :func:`run_families`: derive the families it is sent, one at a
-    time, until it is sent None."""
+    time, until it is sent None (or the parent exits: then the kernel kills it)."""
+    die_with_parent(parent)
     # Ctrl-C reaches the whole process group; only the parent reacts (it stops the workers),
     # so a worker never prints a KeyboardInterrupt traceback of its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _stop_worker)
 
     def on_step(family: str, step: str, elapsed: float) -> None:
-        connection.send(("step", family, step, elapsed))
+        connection.send_bytes(transport.dumps(("step", family, step, elapsed)))
 
     while (task := connection.recv()) is not None:
         index, name = task
-        connection.send(("done", index, _outcome(name, cache, on_step)))
+        # Sent through raosym.transport, not plain pickle: the parent must receive the very
+        # expressions derived here, so that output does not depend on where a family was
+        # derived (in this worker or, with --jobs 1, in the parent).
+        connection.send_bytes(transport.dumps(("done", index, _outcome(name, cache, on_step))))
     connection.close()
 
 
@@ -310,6 +343,7 @@ def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
     from raosym.errors import EmitError
 
     output = Path(output)
+    write.recover(output)  # a swap a killed run left half done, before reading the tree
     rendered, failures = {}, []
     for outcome in outcomes:
         if outcome.error is not None:

@@ -5,7 +5,8 @@ environment) uses a cache folder of this session, empty at the start. So the ``c
 fixture really derives every family once per run, and later CLI runs of the same families
 are answered from that cache instead of deriving again. To reuse a cache across runs while
 working on tests that do not touch the engine, set ``RAOSYM_TEST_CACHE=/some/folder`` (the
-cache key contains the engine's source hash, so an engine change still derives again).
+cache key contains the engine's source hash, so an engine change still derives again). The
+cache's HMAC secret is ``RAOSYM_CACHE_KEY``: the cache folder's name with ``-key`` appended.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ def _session_cache() -> str:
 
 # Set before any test runs, so that no test writes the project's own .raosym-cache/.
 os.environ["RAOSYM_CACHE"] = SESSION_CACHE = _session_cache()
+# The cache's HMAC secret of this session, beside (never inside) the cache folder, so that no
+# test writes the user's own ~/.config/raosym/cache-key.
+os.environ["RAOSYM_CACHE_KEY"] = SESSION_CACHE.rstrip(os.sep) + "-key"
 
 
 @pytest.fixture(scope="session")

@@ -7,7 +7,6 @@ by a lookup into it, so the CLI runs the emit and write stages without deriving 
 from __future__ import annotations
 
 import os
-import pickle
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 from conftest import REPOSITORY, family_names
 
-from raosym import cli, pipeline
+from raosym import cli, pipeline, transport
 from raosym.errors import VerificationError
 
 FAMILIES = family_names()
@@ -56,13 +55,14 @@ def test_generate_twice_gives_identical_bytes(derived, tmp_path, capsys):
 
 
 def test_rendering_does_not_depend_on_the_hash_seed(catalog, generated_tree, tmp_path):
-    """Emit the same Verified objects in a process with another PYTHONHASHSEED."""
+    """Emit the same Verified objects in a process with another PYTHONHASHSEED (sent the
+    way a worker sends them: raosym.transport, which keeps the expressions as derived)."""
     pickled = tmp_path / "catalog.pickle"
-    pickled.write_bytes(pickle.dumps(list(catalog.values())))
+    pickled.write_bytes(transport.dumps(list(catalog.values())))
     script = (
-        "import pickle, sys\n"
-        "from raosym import pipeline\n"
-        "outcomes = pickle.loads(open(sys.argv[1], 'rb').read())\n"
+        "import sys\n"
+        "from raosym import pipeline, transport\n"
+        "outcomes = transport.loads(open(sys.argv[1], 'rb').read())\n"
         "pipeline.generate_from(outcomes, output=sys.argv[2], families=set(sys.argv[3:]))\n"
     )
     environment = os.environ | {"PYTHONHASHSEED": "12345"}

@@ -82,6 +82,14 @@ ROW_TESTS = {
     "a negative density": "tests/test_core.py::test_sign_change_is_named_negative",
     "a Fisher entry that diverges on the declared domain":
         "tests/test_core.py::test_diverging_fisher_entry_on_the_declared_domain",
+    "a scale declared `real` (`sigma = \"real\"`)": "test_a_scale_declared_real",
+    "an integer domain with no integer in it": "test_an_integer_domain_without_an_integer",
+    "a constant the density does not use": "test_an_unused_constant",
+    "a file over 1 MB": "test_a_huge_file_is_refused_before_it_is_read",
+    "a constant named like a name of the generated module":
+        "test_names_the_generated_code_needs_are_refused_at_spec_time",
+    "a mechanism parameter named `alpha`, `theta`, `a` or `sensitivity`":
+        "test_names_the_generated_code_needs_are_refused_at_spec_time",
     "a family that is not in `derivations/`": "test_family_not_in_the_folder",
     "a family name that does not match its file name": "test_family_name_not_the_file_name",
     "a derivation over its time budget": "test_derivation_over_its_time_budget",
@@ -90,7 +98,9 @@ ROW_TESTS = {
     "`generated/` out of date (`generate --check`)":
         "tests/test_generate_cli.py::test_check_exit_codes_and_diff",
     "Ctrl-C, or a killed process, during `generate`": "test_interrupted_generate",
-    "a read-only output folder": "test_read_only_output_folder",
+    "Ctrl-C while raosym starts (importing SymPy)": "test_ctrl_c_during_start_up",
+    "a kill during the write phase": "test_a_kill_in_the_write_phase_leaves_the_old_or_the_new_tree",
+    "a read-only output folder, or a read-only `generated/python`": "test_read_only_output_folder",
     "`raosym new` with an existing name":
         "tests/test_workflow.py::test_new_refuses_to_overwrite_and_names_the_file",
     "`raosym new` with a bad name":
@@ -98,6 +108,8 @@ ROW_TESTS = {
     "a bad command line": "test_bad_command_line",
     "a corrupt, truncated or foreign cache entry":
         "tests/test_workflow.py::test_a_damaged_entry_is_derived_again_and_rewritten",
+    "a planted cache entry (a pickle with a payload, a wrong HMAC, a render entry naming `../../X`)":
+        "test_planted_cache_entries_run_nothing_and_are_rebuilt",
 }
 
 
@@ -384,7 +396,7 @@ def test_interrupted_generate(tmp_path, how):
         assert process.returncode == 130, rest
         assert "raosym: interrupted" in rest and "Traceback" not in rest
     assert snapshot(output) == before
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".generated-")] == []
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".generated")] == []
     # No worker (or budgeted SymPy call) is left running on its own.
     deadline = time.monotonic() + 30
     while processes_mentioning(str(output)) and time.monotonic() < deadline:
@@ -392,32 +404,32 @@ def test_interrupted_generate(tmp_path, how):
     assert processes_mentioning(str(output)) == []
 
 
-def test_read_only_output_folder(catalog, tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("read_only", ["python", "everything"])
+def test_read_only_output_folder(catalog, tmp_path, monkeypatch, capsys, read_only):
+    """A read-only python/ (or the whole output and its parent): exit 1, the folder that
+    cannot be written named, and the tree byte for byte as it was (root included: the
+    owner's write bit is honoured)."""
     output = tmp_path / "generated"
     assert cli.main(["generate", "poisson", "--output", str(output), "--quiet"]) == 0
     (output / "python" / "poisson.py").write_text("# old\n")
+    (output / "latex" / "poisson.tex").write_text("% old\n")
     before = snapshot(output)
-    if os.geteuid() == 0:
-        # root ignores permission bits: make the write stage meet what a read-only folder
-        # gives an ordinary user.
-        from raosym.emit import write
-
-        def refuse(*arguments, **options):
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), str(tmp_path))
-
-        monkeypatch.setattr(write.tempfile, "mkdtemp", refuse)
-    for folder in (output, output / "python", output / "latex", tmp_path):
+    folders = ([output / "python"] if read_only == "python"
+               else [output, output / "python", output / "latex", tmp_path])
+    for folder in folders:
         folder.chmod(0o555)
     try:
         capsys.readouterr()
         assert cli.main(["generate", "poisson", "--output", str(output), "--quiet"]) == 1
     finally:
-        for folder in (output, output / "python", output / "latex", tmp_path):
+        for folder in folders:
             folder.chmod(0o755)
     error = capsys.readouterr().err
-    assert f"raosym generate: cannot write {output}: Permission denied" in error
+    named = output / "python" if read_only == "python" else tmp_path
+    assert f"raosym generate: cannot write {output}: Permission denied ({named})" in error
     assert "left as it was" in error
     assert snapshot(output) == before
+    assert [p.name for p in tmp_path.iterdir() if ".raosym-" in p.name] == []
 
 
 def test_bad_command_line(capsys):
@@ -591,3 +603,455 @@ def test_fuzz_budget_meets_the_issue():
     parser = (REPOSITORY / "tests" / "test_parser_fuzz.py").read_text()
     counts += [int(n) for n in re.findall(r"@fuzz\((\d+)\)", parser)]
     assert sum(counts[:2]) >= 1500 and sum(counts) >= 2000
+
+
+# ----------------------------------------------------------------------------- issue 14
+
+
+EXPONENTIAL = '''\
+    name = "{name}"
+    title = {title}
+    reference = {reference}
+    variable = "x"
+    support = "positive"
+    density = "lam*exp(-lam*x)"
+
+    [coordinates]
+    lam = "positive"
+    '''
+PAYLOAD_TITLE = '"""; __import__("os").system("touch PWNED"); """ \\N{BULLET} \\u00e9 Rényi–Gauß 中'
+
+
+def hostile_workspace(tmp_path: Path, name: str = "hostile") -> tuple[Path, Path]:
+    """A derivation folder whose name holds a newline and code, with a family whose title and
+    reference are the issue's payloads; returns (derivation file, output folder)."""
+    folder = tmp_path / "fam\nimport os; os.system('touch PWNED_FOLDER')\n#"
+    folder.mkdir()
+    path = folder / f"{name}.toml"
+    path.write_text(textwrap.dedent(EXPONENTIAL).format(
+        name=name, title=toml_string(PAYLOAD_TITLE + "\u0000 end"),
+        reference=toml_string("C:\\xdata \\u12 \\ \"\"\" ''' %{}$&#_^~")), encoding="utf-8")
+    return path, tmp_path / "out"
+
+
+def test_hostile_free_text_runs_nothing_and_compiles(tmp_path, monkeypatch, capsys):
+    """Issue 14, items 1 and 8: a title that closes the docstring, \\N{...}, \\u, NUL,
+    backslashes and a folder name with a newline give a module that imports, runs nothing and
+    keeps the text, and LaTeX that pdflatex compiles (non-ASCII title, --pdf)."""
+    path, output = hostile_workspace(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAOSYM_DERIVATIONS", str(path.parent))
+    assert cli.main(["generate", "--output", str(output), "--quiet", "--pdf"]) == 0
+    assert cli.main(["generate", "--output", str(output), "--quiet", "--check"]) == 0
+    module = output / "python" / "hostile.py"
+    result = subprocess.run(
+        [sys.executable, "-c", "import sys; sys.path.insert(0, sys.argv[1]); import hostile; "
+         "print(ascii(hostile.__doc__)); print(hostile.fisher_information([2.0])[0, 0])",
+         str(module.parent)], cwd=tmp_path, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("PWNED")) == []
+    documentation = eval(result.stdout.splitlines()[0])  # noqa: S307 - ascii() of a str
+    assert documentation.startswith(PAYLOAD_TITLE + "\u0000 end: Fisher information")
+    assert "Reference: C:\\xdata \\u12 \\ \"\"\" ''' %{}$&#_^~." in documentation
+    assert float(result.stdout.splitlines()[1]) == 0.25  # 1/lam**2 at lam = 2
+    header = module.read_text(encoding="utf-8").splitlines()[0]
+    assert header.startswith("# Generated by raosym") and "\\nimport os" in header
+    assert (output / "latex" / "appendix.pdf").stat().st_size > 0
+
+
+def exponential_cache(tmp_path: Path):
+    """A derivation file, its cache (with this test's HMAC key) and the key's path."""
+    from raosym.cache import DerivationCache
+
+    folder = tmp_path / "derivations"
+    folder.mkdir()
+    shutil.copy(REPOSITORY / "derivations" / "exponential.toml", folder)
+    return folder / "exponential.toml", DerivationCache(tmp_path / "cache")
+
+
+@pytest.mark.parametrize("planted", ["pickle with a payload", "wrong HMAC",
+                                     "traversal render entry", "absolute render entry",
+                                     "traversal render entry, forged with the key"])
+def test_planted_cache_entries_run_nothing_and_are_rebuilt(tmp_path, monkeypatch, capsys,
+                                                           planted):
+    """Issue 14, item 2: entries someone else wrote are never unpickled nor obeyed."""
+    import hashlib
+    import hmac
+    import json
+    import pickle
+
+    from raosym import cache as cache_module
+
+    derivation_file, store = exponential_cache(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RAOSYM_DERIVATIONS", str(derivation_file.parent))
+    monkeypatch.setenv("RAOSYM_CACHE", str(store.folder))
+    monkeypatch.setenv("RAOSYM_CACHE_KEY", str(tmp_path / "secret" / "cache-key"))
+    store.folder.mkdir()
+    key = cache_module.cache_key(derivation_file)
+    render_key = cache_module.render_key(derivation_file)
+
+    class Payload:
+        def __reduce__(self):
+            return (os.system, (f"touch {tmp_path / 'PWNED'}",))
+
+    def envelope(k, mac, payload):
+        return cache_module.MAGIC + k.encode() + b"\n" + mac + b"\n" + payload
+
+    escaped = tmp_path / "ESCAPED.py"
+    if planted.startswith("pickle"):
+        payload = pickle.dumps(Payload())
+        store.entry_path(key).write_bytes(  # the old format's checksum, which anyone can make
+            envelope(key, hashlib.sha256(payload).hexdigest().encode(), payload))
+    elif planted == "wrong HMAC":
+        payload = pickle.dumps(Payload())
+        store.entry_path(key).write_bytes(envelope(key, b"0" * 64, payload))
+    else:
+        # First a real run, so that the Verified entry is genuine and the render entry is used.
+        assert cli.main(["generate", "--output", str(tmp_path / "first"), "--quiet"]) == 0
+        target = "../../ESCAPED.py" if "traversal" in planted else str(escaped)
+        files = json.dumps({target: "print('escaped')\n", "python/exponential.py": "x = 1\n",
+                            "latex/exponential.tex": "x\n"}).encode()
+        mac = (hmac.new(store.secret, b"render\0" + render_key.encode() + b"\0" + files,
+                        hashlib.sha256).hexdigest().encode() if "forged" in planted
+               else b"f" * 64)
+        (store.folder / f"{render_key}.render").write_bytes(envelope(render_key, mac, files))
+    output = tmp_path / "generated"
+    capsys.readouterr()
+    assert cli.main(["generate", "--output", str(output), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert not (tmp_path / "PWNED").exists()
+    assert not escaped.exists() and not (tmp_path.parent / "ESCAPED.py").exists()
+    assert sorted(report["changed"]) == ["latex/appendix.tex", "latex/exponential.tex",
+                                         "python/exponential.py"]
+    # The real module was written, not the planted text; and the entries were rebuilt.
+    assert "def fisher_information" in (output / "python" / "exponential.py").read_text()
+    assert store.lookup(derivation_file).reason == "hit"
+    assert store.load_rendered(derivation_file) is not None
+    assert oct((tmp_path / "secret" / "cache-key").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_cache_key_inside_the_cache_folder_is_not_used(tmp_path, monkeypatch):
+    derivation_file, store = exponential_cache(tmp_path)
+    monkeypatch.setenv("RAOSYM_CACHE_KEY", str(store.folder / "cache-key"))
+    assert store.secret is None
+    assert store.lookup(derivation_file).reason.startswith("disabled")
+
+
+WRITE_SCRIPT = '''
+import os, signal, sys
+from pathlib import Path
+from raosym.emit import write
+output, point = Path(sys.argv[1]), sys.argv[2]
+def kill(name=None):
+    os.kill(os.getpid(), signal.SIGKILL)
+if point == "while building":
+    real_fsync, calls = os.fsync, []
+    def fsync(descriptor):
+        real_fsync(descriptor)
+        calls.append(descriptor)
+        if len(calls) == 2:
+            kill()
+    write.os.fsync = fsync
+else:
+    write._checkpoint = lambda name: kill() if name == point else None
+files = {"python/aaa.py": "new a\\n", "python/bbb.py": "new b\\n", "latex/aaa.tex": "new\\n"}
+write.write_tree(output, write.TreePlan(files, stale=("python/zzz.py",)))
+'''
+
+
+def old_tree(output: Path) -> dict[str, bytes]:
+    (output / "python").mkdir(parents=True)
+    (output / "latex").mkdir()
+    for name, text in (("python/aaa.py", "old a\n"), ("python/bbb.py", "old b\n"),
+                       ("python/zzz.py", "stale\n"), ("latex/aaa.tex", "old\n"),
+                       ("latex/appendix.pdf", "a compiled file raosym does not manage\n")):
+        (output / name).write_text(text)
+    return snapshot(output)
+
+
+@pytest.mark.parametrize("point", ["while building", "built", "old moved aside", "new moved in"])
+def test_a_kill_in_the_write_phase_leaves_the_old_or_the_new_tree(tmp_path, point):
+    """Issue 14, item 3: SIGKILL at every step of the swap, then the next start."""
+    output = tmp_path / "generated"
+    before = old_tree(output)
+    result = subprocess.run([sys.executable, "-c", WRITE_SCRIPT, str(output), point],
+                            cwd=REPOSITORY, env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+                            capture_output=True, text=True, check=False, timeout=120)
+    assert result.returncode == -signal.SIGKILL, result.stderr
+    after_kill = snapshot(output) if output.exists() else None
+    from raosym.emit import write
+
+    write.recover(output)  # what the next run does first
+    after = snapshot(output)
+    new = {"python/aaa.py": b"new a\n", "python/bbb.py": b"new b\n", "latex/aaa.tex": b"new\n",
+           "latex/appendix.pdf": before["latex/appendix.pdf"]}
+    if point == "new moved in":  # past the commit point: the new tree, whole
+        assert after == after_kill == new
+    else:
+        assert after == before
+        assert after_kill in (before, None)  # None: killed between the two renames
+    assert [p.name for p in tmp_path.iterdir()] == ["generated"]  # no staging folder left
+
+
+def test_stale_staging_folders_of_old_versions_are_removed(tmp_path):
+    from raosym.emit import write
+
+    output = tmp_path / "generated"
+    old_tree(output)
+    stale = tmp_path / ".generated-k2j4_x9a"  # what tempfile.mkdtemp left before
+    (stale / "python").mkdir(parents=True)
+    keep = tmp_path / ".generated-notes"  # not a staging folder's name: left alone
+    keep.mkdir()
+    write.recover(output)
+    assert not stale.exists() and keep.is_dir()
+    gitignore = (REPOSITORY / ".gitignore").read_text()
+    assert ".*.raosym-new/" in gitignore and ".*.raosym-old/" in gitignore
+
+
+def test_killing_the_parent_ends_its_workers(tmp_path):
+    """Issue 14, item 4: kill -9 of `raosym generate` alone (not its process group): no
+    worker or budgeted SymPy child outlives it, and a caller reading its stdout (as
+    `$(raosym generate)` does) gets end-of-file instead of hanging."""
+    import threading
+
+    output = tmp_path / "generated"
+    environment = {**os.environ, "PYTHONPATH": str(REPOSITORY),
+                   "RAOSYM_CACHE": str(tmp_path / "cache"),
+                   "RAOSYM_DERIVATIONS": str(REPOSITORY / "derivations")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "raosym", "generate", "--output", str(output), "--no-cache",
+         "--jobs", "2"], cwd=REPOSITORY, env=environment, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        for line in process.stderr:
+            if ": derive (" in line:
+                break
+        assert processes_mentioning(str(output)), "no worker was started"
+        process.kill()  # SIGKILL to the parent only
+        process.wait(timeout=30)
+        captured: list[str] = []
+        reader = threading.Thread(target=lambda: captured.append(process.stdout.read()),
+                                  daemon=True)
+        reader.start()
+        reader.join(timeout=30)
+        assert not reader.is_alive(), "reading raosym's stdout hangs: a child still holds it"
+        deadline = time.monotonic() + 30
+        while processes_mentioning(str(output)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert processes_mentioning(str(output)) == []
+    finally:
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def test_output_does_not_depend_on_where_families_are_derived(tmp_path):
+    """Issue 14, item 5a: --jobs 1 (in this process), --jobs 2 (forked workers) and one
+    family alone give the same bytes, which are the committed ones."""
+    folder = tmp_path / "derivations"
+    folder.mkdir()
+    for name in ("gaussian", "exponential"):
+        shutil.copy(REPOSITORY / "derivations" / f"{name}.toml", folder)
+    environment = {"RAOSYM_DERIVATIONS": str(folder)}
+    trees = {}
+    for label, arguments in (("jobs 1", ["--jobs", "1"]), ("jobs 2", ["--jobs", "2"])):
+        output = tmp_path / label.replace(" ", "")
+        result = run_raosym("generate", "--no-cache", "--quiet", "--output", str(output),
+                            *arguments, environment=environment, timeout=900)
+        assert result.returncode == 0, result.stderr
+        trees[label] = snapshot(output)
+    alone = tmp_path / "alone"
+    shutil.copytree(tmp_path / "jobs2", alone)
+    (alone / "latex" / "gaussian.tex").unlink()
+    (alone / "python" / "gaussian.py").unlink()
+    result = run_raosym("generate", "gaussian", "--no-cache", "--quiet", "--output", str(alone),
+                        environment=environment, timeout=900)
+    assert result.returncode == 0, result.stderr
+    trees["gaussian alone"] = snapshot(alone)
+    assert trees["jobs 1"] == trees["jobs 2"] == trees["gaussian alone"]
+    for path in ("latex/gaussian.tex", "latex/exponential.tex", "python/gaussian.py"):
+        assert trees["jobs 1"][path] == (REPOSITORY / "generated" / path).read_bytes(), path
+
+
+COLLIDING = '''\
+    name = "colliding"
+    variable = "x"
+    support = "real"
+    density = "exp(-(x - shape)**2/(2*s**2*argument**2*where**2*fisher**2)) / sqrt(2*pi*s**2*argument**2*where**2*fisher**2)"
+
+    [coordinates]
+    shape = "real"
+    s = "positive"
+
+    [constants]
+    argument = "positive"
+    where = "positive"
+    fisher = "positive"
+    '''
+
+
+def test_parameters_named_like_internal_names_work(tmp_path, monkeypatch):
+    """Issue 14, item 6: constants `argument`, `where`, `fisher` (names the generated code
+    used itself), a coordinate `shape`, and a coordinate `c` (which crashed verification)."""
+    folder = tmp_path / "derivations"
+    folder.mkdir()
+    (folder / "colliding.toml").write_text(textwrap.dedent(COLLIDING))
+    (folder / "coordc.toml").write_text(
+        'name = "coordc"\nvariable = "x"\nsupport = "real"\n'
+        'density = "exp(-(x - c)**2/2) / sqrt(2*pi)"\n[coordinates]\nc = "real"\n')
+    monkeypatch.setenv("RAOSYM_DERIVATIONS", str(folder))
+    output = tmp_path / "out"
+    assert cli.main(["generate", "--output", str(output), "--quiet"]) == 0
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import colliding, coordc\n"
+        "k = dict(argument=2.0, where=1.5, fisher=0.5)\n"
+        "print(colliding.fisher_information([0.3, 2.0], **k).tolist())\n"
+        "print(float(colliding.rao_distance([0.0, 1.0], [1.0, 1.0], **k)))\n"
+        "print(coordc.fisher_information([1.0]).tolist(), float(coordc.rao_distance([0.0], [2.0])))\n"
+        "try:\n    colliding.fisher_information([0.0, 1.0], argument=-1.0, where=1.0, fisher=1.0)\n"
+        "except ValueError as error:\n    print(error)\n")
+    result = subprocess.run([sys.executable, "-c", script, str(output / "python")],
+                            capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    sigma = 2.0 * 2.0 * 1.5 * 0.5  # s * argument * where * fisher
+    fisher = [value for row in eval(lines[0]) for value in row]  # noqa: S307 - a printed list
+    # The Gaussian in (mu, s) with standard deviation s * argument * where * fisher.
+    assert fisher == pytest.approx([1 / sigma**2, 0, 0, 2 / 2.0**2], rel=1e-15)
+    # The Gaussian's Rao distance at equal scales (Atkinson and Mitchell 1981), sigma = 1.5.
+    scale = 1.0 * 2.0 * 1.5 * 0.5
+    expected = float(mpmath.sqrt(2) * mpmath.acosh(1 + 1 / (4 * scale**2)))
+    assert float(lines[1]) == pytest.approx(expected, rel=1e-14)
+    assert lines[2] == "[[1.0]] 2.0"
+    assert lines[3] == "constant 'argument' must lie in (0, oo); got -1.0"
+
+
+@pytest.mark.parametrize("table, name, message", [
+    ("constants", "sensitivity",
+     "'sensitivity' names the sensitivity argument of the generated accounting functions"),
+    ("constants", "alpha", "'alpha' names the order of the Renyi divergence"),
+    ("constants", "theta", "the constant name 'theta' is a name of the generated module"),
+])
+def test_names_the_generated_code_needs_are_refused_at_spec_time(tmp_path, capsys, table,
+                                                                 name, message):
+    """Issue 14, item 6: a mechanism scale `alpha` (a ZeroDivisionError before), a constant
+    `sensitivity` (a duplicate argument before), a constant `theta`."""
+    path = family(tmp_path, "laplacian", f'''\
+        name = "laplacian"
+        variable = "x"
+        support = "real"
+        density = "exp(-Abs(x - mu)/{name})/(2*{name})"
+        [coordinates]
+        mu = "real"
+        [{table}]
+        {name} = "positive"
+        [mechanism]
+        location = "mu"
+        scale = "{name}"
+        ''')
+    status, error = derive(path, capsys)
+    assert status == 2, error
+    assert f"{path}:8: key '{table}.{name}': {message}" in error
+
+
+def test_a_scale_declared_real(tmp_path, capsys):
+    """Issue 14, item 8: `sigma = "real"` made the printer fail on DiracDelta."""
+    path = family(tmp_path, "realscale", '''\
+        name = "realscale"
+        variable = "x"
+        support = "real"
+        density = "exp(-(x - mu)**2/(2*sigma**2)) / sqrt(2*pi*sigma**2)"
+        [coordinates]
+        mu = "real"
+        sigma = "real"
+        ''')
+    status, error = derive(path, capsys)
+    assert status == 2 and "Traceback" not in error
+    assert f"{path}: key 'coordinates.sigma': the Fisher entry g_sigma_sigma contains " \
+           "DiracDelta(sigma)" in error
+    assert "declare it 'positive'" in error
+
+
+def test_an_integer_domain_without_an_integer(tmp_path, capsys):
+    path = family(tmp_path, "emptyint", f'''\
+        name = "emptyint"
+        variable = "x"
+        support = "real"
+        density = "{GAUSSIAN}"
+        [coordinates]
+        mu = "real"
+        [constants]
+        n = "integer in (0, 1)"
+        ''')
+    status, error = derive(path, capsys)
+    assert status == 2
+    assert f"{path}:8:" in error and "key 'constants.n'" in error
+    assert "the domain 'integer in (0, 1)' holds no integer" in error
+
+
+def test_an_unused_constant(tmp_path, capsys):
+    path = family(tmp_path, "unused", f'''\
+        name = "unused"
+        variable = "x"
+        support = "real"
+        density = "{GAUSSIAN}"
+        [coordinates]
+        mu = "real"
+        [constants]
+        k = "positive"
+        ''')
+    status, error = derive(path, capsys)
+    assert status == 2
+    assert f"{path}:8: key 'constants.k': the constant 'k' is used neither in the density " \
+           "nor in the support" in error
+
+
+def test_a_huge_file_is_refused_before_it_is_read(tmp_path, capsys, monkeypatch):
+    path = tmp_path / "huge.toml"
+    with open(path, "wb") as file:  # 100 MB, sparse: nothing to parse in the first place
+        file.write(b'name = "huge"\n')
+        file.truncate(100 * 1024 * 1024)
+    read_sizes = []
+    real_open = open
+
+    class Spy:
+        def __init__(self, handle):
+            self.handle = handle
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.handle.close()
+
+        def fileno(self):
+            return self.handle.fileno()
+
+        def read(self, size=-1):
+            read_sizes.append(size)
+            return self.handle.read(size)
+
+    from raosym.spec import schema
+
+    monkeypatch.setattr(schema, "open", lambda *a, **k: Spy(real_open(*a, **k)), raising=False)
+    status, error = derive(path, capsys)
+    assert status == 2
+    assert f"{path}: the file is {100 * 1024 * 1024} bytes long; a derivation file may have " \
+           "at most 1048576 bytes" in error
+    assert read_sizes == [1048577]  # never the whole file
+
+
+@pytest.mark.parametrize("delay", [0.15, 0.4, 0.8])
+def test_ctrl_c_during_start_up(tmp_path, delay):
+    """Issue 14, item 8: SIGINT while Python imports raosym, SymPy and NumPy."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "raosym", "derive", "exponential", "--no-cache", "--quiet"],
+        cwd=REPOSITORY, env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    _, error = process.communicate(timeout=120)
+    assert process.returncode == 130, error
+    assert error.strip().endswith("raosym: interrupted") and "Traceback" not in error

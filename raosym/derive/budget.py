@@ -11,6 +11,7 @@ import os
 import pickle
 from collections.abc import Callable
 
+from raosym.children import die_with_parent
 from raosym.errors import DerivationError
 
 #: Seconds a single integration or summation may take; override with RAOSYM_BUDGET.
@@ -21,7 +22,8 @@ class BudgetExceeded(DerivationError):
     """A budgeted SymPy call ran out of time."""
 
 
-def _child(connection, function, args) -> None:
+def _child(connection, function, args, parent) -> None:
+    die_with_parent(parent)  # a killed raosym must not leave SymPy computing on its own
     try:
         result = ("ok", function(*args))
     except BaseException as error:  # noqa: BLE001 - everything is sent back to the parent
@@ -41,7 +43,8 @@ def run_with_budget(function: Callable, *args, seconds: float | None = None, wha
     seconds = DEFAULT_BUDGET if seconds is None else seconds
     context = multiprocessing.get_context("fork")
     receiver, sender = context.Pipe(duplex=False)
-    child = context.Process(target=_child, args=(sender, function, args), daemon=True)
+    child = context.Process(target=_child, args=(sender, function, args, os.getpid()),
+                            daemon=True)
     child.start()
     sender.close()
     try:

@@ -21,10 +21,17 @@ extending these backends' contexts and templates.
 from __future__ import annotations
 
 from raosym.emit import gate, latex, python
+from raosym.errors import EmitError
 from raosym.verify.checks import Verified
 
 #: The per-family backends, in the order their files are rendered.
 BACKENDS = (python, latex)
+
+
+def family_paths(name: str) -> set[str]:
+    """The files the backends write for the family ``name``, relative to ``generated/``: the
+    layout the write stage and the render cache accept, and nothing else."""
+    return {f"python/{name}.py", f"latex/{name}.tex"}
 
 
 def render_family(verified: Verified) -> dict[str, str]:
@@ -35,6 +42,9 @@ def render_family(verified: Verified) -> dict[str, str]:
     files: dict[str, str] = {}
     for backend in BACKENDS:
         files.update(backend.render(verified))
+    if set(files) != family_paths(verified.derivation.spec.name):
+        raise EmitError(f"the backends rendered {sorted(files)}, not the planned layout "
+                        f"{sorted(family_paths(verified.derivation.spec.name))}")
     # The emitted-code gate: the rendered module's functions against mpmath, in a subprocess;
     # raises EmittedCodeError (an EmitError) for a function outside its tolerance, so the
     # family's files are not written. The accuracy it measured goes into the docstrings.
@@ -49,4 +59,4 @@ def render_appendix(names: list[str]) -> dict[str, str]:
     return latex.render_appendix(names)
 
 
-__all__ = ["BACKENDS", "render_appendix", "render_family"]
+__all__ = ["BACKENDS", "family_paths", "render_appendix", "render_family"]

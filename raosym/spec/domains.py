@@ -120,8 +120,20 @@ def _domain(text: str, context: _Context) -> Domain:
     for bound in (lower, upper):
         _require_numeric_bound(bound, context, piece)
     _require_nonempty(lower, upper, context, piece)
+    if integer:
+        _require_an_integer(lower, upper, lower_open, upper_open, context, piece, text.strip())
     return Domain(text=text.strip(), lower=lower, upper=upper, lower_open=lower_open,
                   upper_open=upper_open, integer=integer)
+
+
+def _require_an_integer(lower, upper, lower_open, upper_open, context, piece, text) -> None:
+    """An integer domain must hold an integer: ``integer in (0, 1)`` is not an interval that
+    is empty, but it leaves the parameter no value."""
+    first, last = _closed_integer_bounds(lower, upper, lower_open, upper_open)
+    if _decide(sympy.Le, first, last) is False:
+        raise context.error(
+            f"the {context.what} {text!r} holds no integer (the integers inside its "
+            f"bounds would run from {first} to {last})", piece)
 
 
 def parse_support(

@@ -23,6 +23,7 @@ from collections.abc import Mapping
 import sympy
 
 from raosym.errors import SpecError
+from raosym.names import constant_name_problem, mechanism_name_problem
 from raosym.spec.domains import parse_domain, parse_support
 from raosym.spec.model import Domain, FamilySpec, Mechanism, Parameter, Support
 from raosym.spec.parser import RESERVED_NAMES, parse_expression
@@ -52,13 +53,23 @@ def load_spec(path: str | os.PathLike) -> FamilySpec:
 # -- reading --------------------------------------------------------------------------------
 
 
+#: The largest derivation file read (the catalog's are about 1 kB): anything bigger is refused
+#: before it is read, let alone parsed.
+MAX_FILE_BYTES = 1 << 20
+
+
 def _read_bytes(path: str) -> bytes:
     try:
         with open(path, "rb") as file:
-            return file.read()
+            size = os.fstat(file.fileno()).st_size
+            raw = file.read(MAX_FILE_BYTES + 1)  # a pipe or /proc file may report size 0
     except OSError as error:
         raise SpecError(f"cannot read the derivation file: {error.strerror or error}",
                         path=path) from None
+    if max(size, len(raw)) > MAX_FILE_BYTES:
+        raise SpecError(f"the file is {max(size, len(raw))} bytes long; a derivation file may "
+                        f"have at most {MAX_FILE_BYTES} bytes", path=path)
+    return raw
 
 
 def _decode(raw: bytes, path: str) -> str:
@@ -181,6 +192,7 @@ class _SpecBuilder:
         support = self._support(coordinates, constants)
         variable = _variable_symbol(variable_name, support)
         density = self._density(variable, coordinates, constants)
+        self._check_constants_used(constants, support, density)
         mechanism = self._mechanism(coordinates, constants, variable)
         return FamilySpec(
             name=name,
@@ -262,6 +274,8 @@ class _SpecBuilder:
         for name, value in entries.items():
             key = f"{table}.{name}"
             self._check_parameter_name(name, key, f"the {table[:-1]}")
+            if table == "constants" and (problem := constant_name_problem(name)):
+                raise self._error(problem, key)
             if not isinstance(value, str):
                 raise self._error(f"expected a domain string such as \"real\" or "
                                   f"\"positive\", found {_describe_value(value)}", key)
@@ -336,6 +350,16 @@ class _SpecBuilder:
                     "declare it under [constants] or remove it", "density")
         return density
 
+    def _check_constants_used(self, constants, support, density) -> None:
+        """A constant that neither the density nor the support uses is a mistake (a typo, or
+        a leftover): it would become a required argument that changes nothing."""
+        used = density.free_symbols | support.free_symbols()
+        for constant in constants:
+            if constant.symbol not in used:
+                raise self._error(
+                    f"the constant '{constant.name}' is used neither in the density nor in the "
+                    "support; remove it, or use it", f"constants.{constant.name}")
+
     # -- the [mechanism] table ------------------------------------------------------------
 
     def _mechanism(self, coordinates, constants, variable) -> Mechanism | None:
@@ -351,6 +375,9 @@ class _SpecBuilder:
         if SENSITIVITY_NAME in parameters or SENSITIVITY_NAME == variable.name:
             raise self._error(f"'{SENSITIVITY_NAME}' names the sensitivity of a mechanism; "
                               "rename the parameter", "mechanism")
+        for parameter in parameters.values():
+            if problem := mechanism_name_problem(parameter.name):
+                raise self._error(problem, f"{parameter.role}s.{parameter.name}")
         additive = "location" in table or "scale" in table
         if additive and "neighbour" in table:
             raise self._error("give either location and scale (an additive mechanism) or "

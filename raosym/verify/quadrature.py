@@ -239,8 +239,10 @@ def _piece_function(integrand, x, anchor, kind, parameters):
     - ``heavy ... tail`` onto (0, 1]: ``x = c +- (w**-16 - 1)``, which turns algebraic decay
       as slow as ``x**(-1 - 1/16)`` into a vanishing power of ``w``.
     """
-    w, d = sympy.symbols("w d", positive=True)
-    c = sympy.Symbol("c", real=True)
+    # Dummies: a parameter of the family may be called w, c or d (lambdify would see the
+    # same argument twice).
+    w, d = sympy.Dummy("w", positive=True), sympy.Dummy("d", positive=True)
+    c = sympy.Dummy("c", real=True)
     base = anchor if anchor is not None else c
     direction = -1 if kind in ("from right", "light left tail", "heavy left tail") else 1
     if kind == "plain":

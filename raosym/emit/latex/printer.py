@@ -9,6 +9,8 @@ operator name. Everything else is SymPy's own output. :func:`tex_text` makes a p
 
 from __future__ import annotations
 
+import unicodedata
+
 import sympy
 from sympy.printing.latex import LatexPrinter
 
@@ -65,10 +67,55 @@ UNICODE_TEXT = {
 }
 
 
+#: Letters and punctuation of Latin scripts that TeX prints with a macro in its default (OT1)
+#: encoding; accented letters are decomposed instead (see ACCENTS).
+LATIN_TEXT = {
+    "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}", "ø": r"\o{}",
+    "Ø": r"\O{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}", "ȷ": r"\j{}",
+    "–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}",
+    "¡": "!`", "¿": "?`", "§": r"\S{}", "¶": r"\P{}", "©": r"\copyright{}",
+    "°": r"\ensuremath{^\circ}", "±": r"\ensuremath{\pm}", "\u00a0": "~",
+}
+#: Combining accents (after NFD decomposition) and the OT1 accent macros that set them.
+ACCENTS = {
+    "\u0300": "`", "\u0301": "'", "\u0302": "^", "\u0303": "~", "\u0304": "=",
+    "\u0306": "u", "\u0307": ".", "\u0308": '"', "\u030a": "r", "\u030b": "H",
+    "\u030c": "v", "\u0327": "c", "\u0323": "d", "\u0331": "b",
+}
+
+
 def tex_text(text: str) -> str:
-    """Plain text as TeX source that prints exactly that text."""
-    return "".join(TEX_SPECIALS.get(character) or UNICODE_TEXT.get(character, character)
-                   for character in text)
+    """Plain text as ASCII TeX source that prints that text, in any font encoding.
+
+    TeX's specials are escaped; known symbols, Latin letters and accented letters become
+    macros; whitespace and control characters (a newline would end a ``%`` comment or, twice,
+    a paragraph inside ``\\section{}``) become spaces; any other character is shown by its
+    code point, ``<U+4E2D>`` in typewriter type, so nothing is lost and nothing can fail to
+    compile (``tests/test_escaping.py`` compiles arbitrary text)."""
+    return "".join(_tex_character(character) for character in text)
+
+
+def _tex_character(character: str) -> str:
+    if " " <= character <= "~":
+        return TEX_SPECIALS.get(character, character)
+    known = UNICODE_TEXT.get(character) or LATIN_TEXT.get(character)
+    if known:
+        return known
+    if character.isspace() or unicodedata.category(character) == "Cc":
+        return " "
+    accented = _accented(character)
+    return accented if accented is not None else rf"\texttt{{<U+{ord(character):04X}>}}"
+
+
+def _accented(character: str) -> str | None:
+    """``é`` as ``\\'{e}``: a letter of ASCII with accents of ACCENTS, else None."""
+    base, *marks = unicodedata.normalize("NFD", character)
+    if not marks or not ("a" <= base.lower() <= "z") or not all(m in ACCENTS for m in marks):
+        return None
+    text = r"\i" if base == "i" and marks[0] in ("\u0300", "\u0301", "\u0302", "\u0308") else base
+    for mark in marks:
+        text = rf"\{ACCENTS[mark]}{{{text}}}"
+    return text
 
 
 def symbol_latex(name: str) -> str:

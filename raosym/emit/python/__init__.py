@@ -15,13 +15,13 @@ hypotheses and the verification record.
 from __future__ import annotations
 
 import ast
-import keyword
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import sympy
 
+from raosym.emit.escape import docstring_literal
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.python.accounting import accounting_context
 from raosym.emit.python.distance import distance_context, distance_docstring
@@ -29,16 +29,11 @@ from raosym.emit.python.numeric import numeric_contexts, with_numeric_calls
 from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
 from raosym.emit.render import environment
 from raosym.errors import EmitError
+from raosym.names import constant_name_problem, local_name
 from raosym.spec.model import Domain, FamilySpec, Parameter, Support
 from raosym.verify.checks import Verified
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-#: Names the generated functions use themselves; a coordinate with one of these names gets a
-#: trailing underscore as a local variable (E741's ambiguous l, O, I too).
-RESERVED = frozenset({
-    "theta", "dtheta", "fisher", "curvature", "np", "math", "abs", "float", "int", "range",
-    "l", "O", "I", *keyword.kwlist,
-})
 #: Width of docstring text.
 WIDTH = 92
 
@@ -90,8 +85,9 @@ def module_context(verified: Verified) -> dict:
     """Everything the module template lays out, as strings."""
     derivation = verified.derivation
     spec = derivation.spec
-    coordinates = [_variable(p) for p in spec.coordinates]
-    constants = [_variable(p) for p in spec.constants]
+    taken = {p.name for p in spec.parameters}
+    coordinates = [_variable(p, taken) for p in spec.coordinates]
+    constants = [_variable(p, taken) for p in spec.constants]
     variables = coordinates + constants
     rename = {p.symbol: sympy.Symbol(v.local, **p.symbol.assumptions0)
               for p, v in zip(spec.parameters, variables, strict=True) if p.name != v.local}
@@ -103,7 +99,7 @@ def module_context(verified: Verified) -> dict:
         spec, derivation.geometry.gaussian_curvature, variables, rename, scalars)
     distance = distance_context(derivation, rename, scalars, _printed)
     if distance is not None:
-        distance["docstring"] = distance_docstring(verified)
+        distance["docstring"] = docstring_literal(distance_docstring(verified))
     helpers = fisher_printer.helpers | (curvature_printer.helpers if curvature_printer else set())
     helpers |= distance["helpers"] if distance and distance["closed"] else set()
     # SciPy's special functions are imported, not a helper printed into the module.
@@ -113,7 +109,7 @@ def module_context(verified: Verified) -> dict:
     printed += distance["printed"] if distance and distance["closed"] else []
     return {
         "header": header_lines(verified, TEMPLATES),
-        "docstring": module_docstring(verified),
+        "docstring": docstring_literal(module_docstring(verified)),
         "coordinates": coordinates,
         "constants": constants,
         "coordinate_names": _tuple_literal([p.name for p in spec.coordinates]),
@@ -125,7 +121,8 @@ def module_context(verified: Verified) -> dict:
         "k": len(coordinates),
         "fisher": fisher,
         "numeric_entries": numeric_entries,
-        "line_element": {"docstring": line_element_docstring(spec, derivation.geometry.line_element)},
+        "line_element": {"docstring": docstring_literal(
+            line_element_docstring(spec, derivation.geometry.line_element))},
         "curvature": curvature,
         "distance": distance,
         "helpers": sorted(helpers),
@@ -147,7 +144,7 @@ def _fisher_context(spec, fisher, variables, rename, scalars) -> tuple[dict, Mod
     pairs = [(i, j) for i in range(fisher.rows) for j in range(i + 1)]
     code, printer = _printed([fisher[i, j] for i, j in pairs], rename, scalars)
     return {
-        "docstring": fisher_docstring(spec, fisher),
+        "docstring": docstring_literal(fisher_docstring(spec, fisher)),
         "unpack": _unpacking(variables, code["uses"]),
         "assignments": code["assignments"],
         "zeros": "0" in code["results"],  # np.zeros, and the zero entries are not assigned
@@ -165,7 +162,7 @@ def _curvature_context(spec, curvature, variables, rename, scalars):
     # that cancel each other (about twice the digits survive for Beta and Gamma).
     code, printer = _printed([sympy.factor(curvature)], rename, scalars)
     return {
-        "docstring": curvature_docstring(spec, curvature),
+        "docstring": docstring_literal(curvature_docstring(spec, curvature)),
         "unpack": _unpacking(variables, code["uses"]),
         "assignments": code["assignments"],
         "code": code["results"][0],
@@ -204,15 +201,15 @@ def _unpacking(variables: list[Variable], used: set[str]) -> str:
     return ", ".join(names) if len(names) > 1 else f"({names[0]},)"
 
 
-def _variable(parameter: Parameter) -> Variable:
+def _variable(parameter: Parameter, taken: set[str]) -> Variable:
+    """The parameter's keyword argument (its own name) and its local variable, which
+    :func:`raosym.names.local_name` keeps clear of every name the generated code uses."""
     name = parameter.name
     if not name.isidentifier():
         raise EmitError(f"{parameter.role} {name!r} is not a Python identifier")
-    local = name + "_" if name in RESERVED else name
-    if parameter.role == "constant" and local != name:
-        raise EmitError(f"constant {name!r} cannot be a keyword argument of the generated "
-                        f"functions: rename it in the derivation file")
-    return Variable(name, local, parameter.role, _bounds(parameter.domain),
+    if parameter.role == "constant" and (problem := constant_name_problem(name)):
+        raise EmitError(problem)  # the spec stage refuses these already
+    return Variable(name, local_name(name, taken), parameter.role, _bounds(parameter.domain),
                     parameter.domain.describe())
 
 
@@ -239,7 +236,7 @@ def _tuple_literal(names: list[str]) -> str:
 
 
 def _formula(expr: sympy.Expr) -> str:
-    return sympy.sstr(expr).replace("\\", "\\\\")
+    return sympy.sstr(expr)  # escaped with the rest of its docstring (docstring_literal)
 
 
 def _wrapped(text: str, indent: str = "    ") -> list[str]:

@@ -214,7 +214,7 @@ def _numeric_context(spec, curve, rename, scalars) -> dict:
     """Log-densities of the two adjacent outputs, as functions of the variable, for the
     quadrature of a curve without closed form; the breaks are the kinks (0 and Delta)."""
     x = spec.variable
-    local = sympy.Symbol("x_", real=True)
+    local = sympy.Symbol("_x", real=True)  # a parameter name never starts with _
 
     def logarithm(density):  # log(gamma(z)) as loggamma(z): no overflow for large z
         expr = log_density(density).subs(x, local)
@@ -225,7 +225,7 @@ def _numeric_context(spec, curve, rename, scalars) -> dict:
     return {
         "log_first": _function(logarithm(curve.first), rename, scalars),
         "log_second": _function(logarithm(curve.second), rename, scalars),
-        "variable": "x_",
+        "variable": "_x",
     }
 
 

@@ -1,0 +1,83 @@
+"""Names in one place: the identifiers raosym itself uses, which a parameter may not take.
+
+Read by the spec stage (to refuse a name at once, with the file and key) and by the Python
+backend (to give a parameter a local variable that collides with nothing). The rule:
+
+- In generated modules every internal helper and every local variable of a function that
+  takes user-named arguments starts with ``_`` (``_point``, ``_argument``, ``_shape``), and a
+  parameter name never does (the spec refuses it), so those cannot collide.
+- A *constant* is a keyword argument of the public functions, under its own name: it may not
+  be one of :data:`PUBLIC_NAMES` (the public functions' other arguments, the module's globals
+  and Python's builtins, which the function bodies use and a keyword argument would shadow).
+- A *coordinate* is never an argument (it travels inside ``theta``): its local variable is
+  its name, or its name with ``_`` appended when the name is in :data:`LOCAL_NAMES`.
+- In a family with a ``[mechanism]`` the derivation engine uses the symbols of
+  :data:`MECHANISM_NAMES` itself (the Rényi order, the Rao-DP budget, the sensitivity), so no
+  parameter of such a family may be called that.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+
+#: Functions and globals of a generated module, and the arguments of its public functions.
+MODULE_NAMES = frozenset({
+    "np", "math", "scipy", "COORDINATES", "CONSTANTS", "GeodesicError",
+    "fisher_information", "line_element", "gaussian_curvature", "rao_distance",
+    "rao_dp_theta", "rao_dp_scale", "rao_dp_parameter", "rdp_epsilon", "kl_divergence",
+    "theta", "dtheta", "theta1", "theta2",
+})
+#: What a constant (a keyword argument of the generated functions) may not be called.
+PUBLIC_NAMES = MODULE_NAMES | frozenset(dir(builtins))
+#: What a coordinate's local variable may not be called (it is renamed instead): the public
+#: names, the locals the function bodies assign without a leading ``_``, and E741's
+#: ambiguous l, O, I.
+LOCAL_NAMES = PUBLIC_NAMES | frozenset({
+    "fisher", "curvature", "metric", "christoffel", "value", "alpha", "sensitivity",
+    "l", "O", "I", *keyword.kwlist,
+})
+#: Names the derivation engine gives its own symbols in a mechanism family: the Rényi order
+#: alpha and its excess a = alpha - 1, the Rao-DP budget theta, and the sensitivity (Delta
+#: in formulas, ``sensitivity`` in generated code).
+MECHANISM_NAMES = {
+    "alpha": "the order of the Renyi divergence",
+    "a": "the excess alpha - 1 of the Renyi order",
+    "theta": "the Rao-DP budget",
+    "sensitivity": "the sensitivity argument of the generated accounting functions",
+    "Delta": "the sensitivity of the mechanism",
+}
+
+
+def constant_name_problem(name: str) -> str | None:
+    """Why a constant may not be called ``name`` (None when it may)."""
+    if name in PUBLIC_NAMES:
+        what = "a Python builtin" if name in dir(builtins) else "a name of the generated module"
+        return (f"the constant name '{name}' is {what}: as a keyword argument of the generated "
+                "functions it would hide it; choose another name")
+    return None
+
+
+def mechanism_name_problem(name: str) -> str | None:
+    """Why a parameter of a mechanism family may not be called ``name`` (None when it may):
+    the engine's own symbols, and the public names (the accounting functions take the
+    mechanism's parameters, coordinates too, as arguments under their own names)."""
+    if name in MECHANISM_NAMES:
+        return (f"'{name}' names {MECHANISM_NAMES[name]} in a mechanism family; rename the "
+                "parameter")
+    if name in PUBLIC_NAMES:
+        return (f"the parameter name '{name}' is a name of the generated module or a Python "
+                "builtin, and a mechanism's parameters are arguments of its accounting "
+                "functions; rename it")
+    return None
+
+
+def local_name(name: str, taken: set[str]) -> str:
+    """The local variable of a parameter in generated code: ``name``, or ``name_`` (with more
+    ``_`` while that is the name of another parameter) when ``name`` is reserved."""
+    if name not in LOCAL_NAMES:
+        return name
+    local = name + "_"
+    while local in taken or local in LOCAL_NAMES:
+        local += "_"
+    return local
