@@ -117,6 +117,8 @@ def _check_no_dirac_delta(derivation: Derivation) -> None:
     Fisher information with a point mass is not a metric, and nothing can evaluate it."""
     spec = derivation.spec
     for entry in derivation.entries:
+        if entry.value is None:  # a numeric entry: its score product is checked by verify
+            continue
         deltas = sorted(entry.value.atoms(sympy.DiracDelta), key=sympy.default_sort_key)
         if not deltas:
             continue

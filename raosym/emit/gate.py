@@ -49,6 +49,8 @@ MAX_REFERENCE_DIGITS = 1280
 CLOSED_TOLERANCE = 1e-14
 #: Relative tolerance of the numeric Rao distance (its certificate's stated accuracy).
 NUMERIC_DISTANCE_TOLERANCE = 1e-10
+#: Fisher entries computed by quadrature in the module (raosym.emit.python.numeric).
+NUMERIC_FISHER_TOLERANCE = 1e-10
 #: Sizes of coordinates at which the numeric Rao distance is probed: its solver works with
 #: the metric in float, which overflows far out (polygamma(1, k) at k = 1e-300), and whose
 #: quadratic form cancels where the metric is nearly singular (Gamma at k = 1e6: 3e-10).
@@ -387,12 +389,64 @@ def _constants(spec, point) -> dict:
     return {p.name: point[p.symbol] for p in spec.constants}
 
 
+@dataclass
+class QuadratureReference:
+    """A Fisher entry known only numerically: the verify stage's mpmath quadrature of
+    ``s_i s_j f`` at the float inputs (which certified it by two methods)."""
+
+    spec: object
+    integrand: sympy.Expr
+
+    def __call__(self, values: dict) -> mpmath.mpf | None:
+        from raosym.verify.quadrature import expectation
+
+        with mpmath.workdps(REFERENCE_DIGITS):
+            try:
+                return +expectation(self.spec, self.integrand,
+                                    {s: mpmath.mpf(v) for s, v in values.items()})
+            except (ZeroDivisionError, ValueError, OverflowError):
+                return None
+
+
+def fisher_references(derivation) -> list[list]:
+    """k x k references of the Fisher matrix: closed entries lambdified, numeric entries by
+    quadrature."""
+    from raosym.derive.fisher import NUMERIC, scores
+
+    spec, fisher = derivation.spec, derivation.fisher
+    numeric = {(e.row, e.column) for e in derivation.entries if e.strategy == NUMERIC}
+    score = scores(spec) if numeric else ()
+
+    def reference(i, j):
+        if (max(i, j), min(i, j)) in numeric:
+            return QuadratureReference(spec, score[i] * score[j] * spec.density)
+        return Reference(sympy.sympify(fisher[i, j]))
+
+    return [[reference(i, j) for j in range(fisher.cols)] for i in range(fisher.rows)]
+
+
+def _fisher_points(derivation) -> list[dict]:
+    """The float points of the Fisher probes: for a matrix with numeric entries (a quadrature
+    in the module and one in the reference) only the verification points and moderate
+    adversarial values, |value| in [1e-6, 1e6]."""
+    points = float_points(derivation.spec)
+    if all(entry.value is not None for entry in derivation.entries):
+        return points
+    return [point for index, point in enumerate(points)
+            if index < 5 or all(v == 0 or 1e-6 <= abs(v) <= 1e6 for v in point.values())]
+
+
+def _fisher_tolerance(derivation) -> float:
+    numeric = any(entry.value is None for entry in derivation.entries)
+    return NUMERIC_FISHER_TOLERANCE if numeric else CLOSED_TOLERANCE
+
+
 def _fisher_probes(derivation) -> list[Probe]:
     spec, fisher = derivation.spec, derivation.fisher
     k = fisher.rows
-    entries = [[Reference(sympy.sympify(fisher[i, j])) for j in range(k)] for i in range(k)]
+    entries = fisher_references(derivation)
     probes = []
-    for point in float_points(spec):
+    for point in _fisher_points(derivation):
         values = [[entries[i][j](point) for j in range(k)] for i in range(k)]
         if any(v is None for row in values for v in row):
             continue
@@ -401,7 +455,7 @@ def _fisher_probes(derivation) -> list[Probe]:
         probes.append(Probe("fisher_information", (_coordinates(spec, point),),
                             _constants(spec, point),
                             tuple(values[i][j] for i in range(k) for j in range(k)),
-                            tuple(scales), CLOSED_TOLERANCE))
+                            tuple(scales), _fisher_tolerance(derivation)))
     return probes
 
 
@@ -409,16 +463,17 @@ def _line_element_probes(derivation) -> list[Probe]:
     """ds^2 for the displacement (1, ..., 1), measured against the sum of |g_ij|."""
     spec, fisher = derivation.spec, derivation.fisher
     k = fisher.rows
-    entries = [Reference(sympy.sympify(fisher[i, j])) for i in range(k) for j in range(k)]
+    entries = [reference for row in fisher_references(derivation) for reference in row]
     probes = []
-    for point in float_points(spec):
+    for point in _fisher_points(derivation):
         values = [entry(point) for entry in entries]
         if any(v is None for v in values):
             continue
         with mpmath.workdps(REFERENCE_DIGITS):
             total, scale = mpmath.fsum(values), mpmath.fsum(abs(v) for v in values)
         probes.append(Probe("line_element", (_coordinates(spec, point), [1.0] * k),
-                            _constants(spec, point), (total,), (scale,), CLOSED_TOLERANCE))
+                            _constants(spec, point), (total,), (scale,),
+                            _fisher_tolerance(derivation)))
     return probes
 
 
