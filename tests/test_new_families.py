@@ -7,9 +7,10 @@ differentiation (``mpmath.diff``) and the expectation by mpmath quadrature (or s
 40 working digits; where the literature states the matrix (MATH.md section 6: Gumbel, Weibull,
 von Mises, Student-t with nu) it is checked as well. Closed entries must agree to 25 digits.
 
-The families come in two groups: five that joined ``derivations/`` (taken from the session's
-``catalog`` fixture) and others that are written here as derivation files and derived in the
-test. No code in raosym knows any of them by name.
+The families come in three groups: those that joined ``derivations/`` (taken from the
+session's ``catalog`` fixture), two in ``tests/families/`` and others written here as
+derivation files; the last two groups are derived in the test through the CLI. No code in
+raosym knows any of them by name.
 """
 
 from __future__ import annotations
@@ -119,12 +120,6 @@ NEWCOMERS = {
                [{"mu": "0.3", "s": "1.7"}, {"mu": "-2", "s": "0.25"}], lambda p: [p[0]]),
     "weibull": (log_weibull, (0, mpmath.inf),
                 [{"k": "0.7", "lam": "2.5"}, {"k": "3.5", "lam": "0.4"}], lambda p: [p[1]]),
-    "von_mises": (log_von_mises, (-mpmath.pi, mpmath.pi),
-                  [{"mu": "0.4", "kappa": "2.5"}, {"mu": "-1.1", "kappa": "0.3"}],
-                  lambda p: [p[0]]),
-    "student_t_shape": (log_student, (-mpmath.inf, mpmath.inf),
-                        [{"mu": "0.5", "s": "1.3", "nu": "2.5"},
-                         {"mu": "-1", "s": "0.5", "nu": "7"}], lambda p: [p[0]]),
     "lognormal": (log_lognormal, (0, mpmath.inf),
                   [{"mu": "0.2", "sigma": "0.8"}, {"mu": "3", "sigma": "0.3"}],
                   lambda p: [mpmath.exp(p[0])]),
@@ -165,12 +160,45 @@ def _literature(name, point):
             [0, g_sn, g_nn]]
 
 
-@pytest.mark.parametrize("name", ["gumbel", "weibull", "von_mises", "student_t_shape"])
+@pytest.mark.parametrize("name", ["gumbel", "weibull"])
 def test_newcomer_fisher_matches_the_literature(catalog, name):
     result = verified(catalog, name)
     for point in NEWCOMERS[name][2]:
         with mpmath.workdps(40):
             assert_agree(symbolic_fisher(result, point), _literature(name, point), digits=30)
+
+
+def test_skew_normal_shape_is_certified_numeric_and_emitted_by_quadrature(catalog,
+                                                                          generated_tree):
+    """No rung closes the skew-normal's shape entry: it is numeric (null in --json), verified
+    by two numeric methods, and the generated module integrates it by quadrature to 1e-10
+    of an mpmath quadrature written here."""
+    result = verified(catalog, "skew_normal")
+    (entry,) = result.derivation.entries
+    assert entry.strategy == "numeric" and entry.value is None
+    checks = [c for c in result.checks if c.quantity == "g_a_a"]
+    assert checks and all(c.digits >= 25 for c in checks)
+    module = _import(generated_tree / "python" / "skew_normal.py")
+    shapes = [-40.0, -3.0, -0.5, 0.0, 0.7, 2.0, 12.0]
+    values = module.fisher_information([[a] for a in shapes])[..., 0, 0]
+    with mpmath.workdps(30):
+        for a, value in zip(shapes, values):
+            a = mpmath.mpf(a)
+            score = lambda x: x * mpmath.npdf(a * x) / mpmath.ncdf(a * x)  # noqa: E731
+            density = lambda x: 2 * mpmath.npdf(x) * mpmath.ncdf(a * x)  # noqa: E731
+            cut = [0] if a == 0 else sorted([0, 1 / a, -1 / a])
+            reference = mpmath.quad(lambda x: score(x) ** 2 * density(x),
+                                    [-mpmath.inf, *cut, mpmath.inf])
+            assert abs(value - reference) <= 1e-10 * reference, (a, value, reference)
+
+
+def _import(path):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def test_lognormal_verifies_far_out_where_its_mass_is(catalog):
@@ -196,7 +224,16 @@ WRITTEN = {
                           'density = "gamma(x + r)/(gamma(r)*factorial(x))*p**r*(1 - p)**x"',
                           {"p": "(0, 1)"}, {"r": "positive"}),
 }
+#: Families whose derivation files live in tests/families/: they derive and verify, but
+#: their emitted float code does not yet meet the gate's few-ulp tolerance at large kappa
+#: and nu (1 - A/kappa - A**2 and the trigamma difference cancel), so they are not in
+#: derivations/.
+FILES = {"von_mises": ["mu", "kappa"], "student_t_shape": ["mu", "s", "nu"]}
 WRITTEN_POINTS = {
+    "von_mises": (log_von_mises, (-mpmath.pi, mpmath.pi), {"mu": "0.4", "kappa": "2.5"},
+                  ()),
+    "student_t_shape": (log_student, (-mpmath.inf, mpmath.inf),
+                        {"mu": "0.5", "s": "1.3", "nu": "2.5"}, ()),
     "frechet": (log_frechet, (0, mpmath.inf), {"k": "1.6", "s": "0.7"}, ()),
     "loglogistic": (log_loglogistic, (0, mpmath.inf), {"a": "1.4", "b": "2.2"}, ()),
     "inverse_gamma": (log_inverse_gamma, (0, mpmath.inf), {"a": "2.5", "b": "1.5"}, ()),
@@ -218,18 +255,30 @@ def _derivation_file(name):
 def written(tmp_path_factory):
     """Derive and verify the families of WRITTEN, through the CLI, as a user would."""
     folder = tmp_path_factory.mktemp("derivations")
-    paths = []
+    paths = [str(REPOSITORY / "tests" / "families" / f"{name}.toml") for name in FILES]
     for name in WRITTEN:
         path = folder / f"{name}.toml"
         path.write_text(_derivation_file(name))
         paths.append(str(path))
-    run = subprocess.run([sys.executable, "-m", "raosym", "derive", "--json", "--no-cache",
-                          *paths], capture_output=True, text=True, cwd=REPOSITORY, timeout=900)
+    run = subprocess.run([sys.executable, "-m", "raosym", "derive", "--json", *paths],
+                         capture_output=True, text=True, cwd=REPOSITORY, timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
     return {report["name"]: report for report in map(json.loads, run.stdout.splitlines())}
 
 
-@pytest.mark.parametrize("name", sorted(WRITTEN))
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_written_family_fisher_matches_the_literature(written, name):
+    report = written[name]
+    point = WRITTEN_POINTS[name][2]
+    symbols = {key: sympy.Symbol(key, positive=True) for key in point}
+    values = {symbols[key]: sympy.Float(value, 45) for key, value in point.items()}
+    with mpmath.workdps(40):
+        derived = [[mpmath.mpf(sympy.N(sympy.sympify(cell, locals=symbols).subs(values), 45))
+                    for cell in row] for row in report["fisher"]]
+        assert_agree(derived, _literature(name, point), digits=30)
+
+
+@pytest.mark.parametrize("name", sorted([*WRITTEN, *FILES]))
 def test_written_family_fisher_matches_quadrature(written, name):
     report = written[name]
     assert "numeric" not in {s for row in report["fisher_strategies"] for s in row}
@@ -252,14 +301,14 @@ def test_unavailable_quantities_are_reported_with_reasons(written):
             assert item["quantity"] and item["reason"]
 
 
-def test_strict_makes_an_unavailable_quantity_an_error(catalog):
+def test_strict_makes_an_unavailable_quantity_an_error(written):
     """student_t_shape has three coordinates and a polygamma metric: its scalar curvature is
     beyond symbolic simplification and is reported unavailable. The family exits 0 (its
     Fisher matrix verified) unless --strict is given. The CLI runs answer from the session's
-    derivation cache, which the catalog fixture filled."""
-    result = verified(catalog, "student_t_shape")
-    assert [item.quantity for item in result.unavailable] == ["scalar curvature"]
-    path = str(REPOSITORY / "derivations" / "student_t_shape.toml")
+    derivation cache, which the fixture's run filled."""
+    assert [item["quantity"] for item in written["student_t_shape"]["unavailable"]] == [
+        "scalar curvature"]
+    path = str(REPOSITORY / "tests" / "families" / "student_t_shape.toml")
     for options, status in (((), 0), (("--strict",), 1)):
         run = subprocess.run([sys.executable, "-m", "raosym", "derive", "--json", *options,
                               path], capture_output=True, text=True, cwd=REPOSITORY,

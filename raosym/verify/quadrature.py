@@ -186,9 +186,12 @@ def _at_node(function, w, c, width, arguments):
     exponential taken as 0 beyond exp(-10**7) (see raosym.verify.evaluate): the integrand
     there is below exp(-10**7), so 0 is right to every digit."""
     try:
-        return function(w, c, width, *arguments)
+        value = function(w, c, width, *arguments)
     except ZeroDivisionError:
         return mpmath.mpf(0)
+    # nan likewise: 0 * inf, an exponential taken as 0 times one taken as inf (far in a
+    # doubly exponential tail, the Gumbel's). A wrong 0 could only make the check fail.
+    return mpmath.mpf(0) if mpmath.isnan(value) else value
 
 
 def _light_tail_extent(plain, base, direction, width, arguments):
