@@ -261,33 +261,31 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
         "including those with kinks",
         "definition",
     )
-    failures = []
     for strategy, rung in _entry_rungs(spec):
         try:
             closed = rung(spec, integrand, budget=budget)
-        except (DerivationError, BudgetExceeded) as error:
-            failures.append(f"{strategy}: {error}")
-            continue
+        except (DerivationError, BudgetExceeded):
+            continue  # the next rung, or in the end the numeric path
         if closed is None:
             continue
         hypotheses = convergence_hypotheses(spec, name, closed.conditions)
         return FisherEntry(i, j, closed.value, strategy, (definition, *closed.steps), hypotheses)
-    return _numeric_entry(spec, i, j, name, definition, failures)
+    return _numeric_entry(spec, i, j, name, definition)
 
 
-def _numeric_entry(spec, i, j, name, definition, failures) -> FisherEntry:
+def _numeric_entry(spec, i, j, name, definition) -> FisherEntry:
     """An entry no rung closed: kept as its defining expectation, to be computed numerically.
 
     The verify stage certifies it by two independent numeric methods at every sampled point,
     and the generated module evaluates it by quadrature. Nothing here claims that no closed
     form exists: only that these rungs did not find one."""
-    tried = "; ".join(failures) or "no rung applies to this integrand"
+    tried = ", ".join(strategy for strategy, _ in _entry_rungs(spec))
     step = ProofStep(
         "No rung of the ladder closed this entry: it is computed numerically.",
-        name, definition.rhs,
-        f"the rungs tried were {', '.join(strategy for strategy, _ in _entry_rungs(spec))} "
-        f"({tried}); the expectation is evaluated by quadrature (summation) and certified "
-        "at every sampled point by two independent numeric methods", NUMERIC)
+        None, name,
+        f"the rungs tried ({tried}) found no closed form; the expectation is evaluated by "
+        "quadrature (summation) and certified at every sampled point by two independent "
+        "numeric methods", NUMERIC)
     return FisherEntry(i, j, None, NUMERIC, (definition, step))
 
 

@@ -133,7 +133,9 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
     return {
         "symbol": fisher_latex(row, column),
         "mirror": fisher_latex(column, row) if row != column else "",
-        "value": printer.doprint(entry.value),
+        # A numeric entry is stated as its defining expectation.
+        "value": printer.doprint(entry.steps[0].rhs if entry.value is None else entry.value),
+        "numeric": entry.value is None,
         "strategy": tex_text(entry.strategy),
         "hypotheses": [tex_text(h) for h in entry.hypotheses],
         "shared": shared,
