@@ -24,7 +24,7 @@ from pathlib import Path
 import sympy
 
 from raosym import transport
-from raosym.children import die_with_parent
+from raosym.derive.children import die_with_parent
 from raosym.cache import DerivationCache
 from raosym.derive import derive as derive_spec
 from raosym.derive.steps import Derivation

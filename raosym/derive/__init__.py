@@ -31,9 +31,10 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     if numeric:
         geometry = metric_only_geometry(spec.coordinate_symbols, fisher)
         names = ", ".join(sympy.sstr(fisher[e.row, e.column]) for e in numeric)
+        # A one-dimensional manifold has no curvature to miss.
+        missing = ("curvature", "Rao distance") if len(spec.coordinates) > 1 else ("Rao distance",)
         unavailable = [Unavailable(quantity, f"not derived: the metric entries {names} are "
-                                   "known only numerically")
-                       for quantity in ("curvature", "Rao distance")]
+                                   "known only numerically") for quantity in missing]
     else:
         geometry = derive_geometry(spec.coordinate_symbols, fisher)
         unavailable = list(geometry_unavailable(spec.coordinate_symbols, geometry))

@@ -11,7 +11,7 @@ import os
 import pickle
 from collections.abc import Callable
 
-from raosym.children import die_with_parent
+from raosym.derive.children import die_with_parent
 from raosym.errors import DerivationError
 
 #: Seconds a single integration or summation may take; override with RAOSYM_BUDGET.

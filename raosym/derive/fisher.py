@@ -270,10 +270,10 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
             continue
         hypotheses = convergence_hypotheses(spec, name, closed.conditions)
         return FisherEntry(i, j, closed.value, strategy, (definition, *closed.steps), hypotheses)
-    return _numeric_entry(spec, i, j, name, definition)
+    return _numeric_entry(spec, i, j, name, definition, (score[i], score[j]))
 
 
-def _numeric_entry(spec, i, j, name, definition) -> FisherEntry:
+def _numeric_entry(spec, i, j, name, definition, pair) -> FisherEntry:
     """An entry no rung closed: kept as its defining expectation, to be computed numerically.
 
     The verify stage certifies it by two independent numeric methods at every sampled point,
@@ -286,7 +286,7 @@ def _numeric_entry(spec, i, j, name, definition) -> FisherEntry:
         f"the rungs tried ({tried}) found no closed form; the expectation is evaluated by "
         "quadrature (summation) and certified at every sampled point by two independent "
         "numeric methods", NUMERIC)
-    return FisherEntry(i, j, None, NUMERIC, (definition, step))
+    return FisherEntry(i, j, None, NUMERIC, (definition, step), scores=pair)
 
 
 #: The strategy of a Fisher entry computed numerically (its ``value`` is None).

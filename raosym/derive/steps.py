@@ -37,6 +37,9 @@ class FisherEntry:
     strategy: str
     steps: tuple[ProofStep, ...]
     hypotheses: tuple[str, ...] = ()
+    #: For a numeric entry, ``(s_i, s_j)``: what the verify and emit stages integrate
+    #: against the density.
+    scores: tuple[sympy.Expr, sympy.Expr] | None = None
 
 
 @dataclass(frozen=True)

@@ -411,15 +411,13 @@ class QuadratureReference:
 def fisher_references(derivation) -> list[list]:
     """k x k references of the Fisher matrix: closed entries lambdified, numeric entries by
     quadrature."""
-    from raosym.derive.fisher import NUMERIC, scores
-
     spec, fisher = derivation.spec, derivation.fisher
-    numeric = {(e.row, e.column) for e in derivation.entries if e.strategy == NUMERIC}
-    score = scores(spec) if numeric else ()
+    numeric = {(e.row, e.column): e.scores for e in derivation.entries if e.value is None}
 
     def reference(i, j):
-        if (max(i, j), min(i, j)) in numeric:
-            return QuadratureReference(spec, score[i] * score[j] * spec.density)
+        pair = numeric.get((max(i, j), min(i, j)))
+        if pair is not None:
+            return QuadratureReference(spec, pair[0] * pair[1] * spec.density)
         return Reference(sympy.sympify(fisher[i, j]))
 
     return [[reference(i, j) for j in range(fisher.cols)] for i in range(fisher.rows)]

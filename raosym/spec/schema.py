@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import sympy
 
 from raosym.errors import SpecError
-from raosym.names import constant_name_problem, mechanism_name_problem
+from raosym.spec.names import constant_name_problem, mechanism_name_problem
 from raosym.spec.domains import parse_domain, parse_support
 from raosym.spec.model import Domain, FamilySpec, Mechanism, Parameter, Support
 from raosym.spec.parser import RESERVED_NAMES, parse_expression

@@ -94,6 +94,8 @@ def section_context(verified: Verified) -> dict:
         "entries": [_entry(spec, entry, len(shared), printer) for entry in entries],
         "geometry_steps": _steps(_geometry_steps(derivation.geometry.steps), printer, first=1),
         "verification": _verification(verified),
+        "unavailable": [{"quantity": tex_text(item.quantity), "reason": tex_text(item.reason)}
+                        for item in verified.unavailable],
         "line_element_symbol": _line_element_latex(spec),
         "distance": distance_context(
             verified, printer,

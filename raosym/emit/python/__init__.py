@@ -25,11 +25,11 @@ from raosym.emit.escape import docstring_literal
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.python.accounting import accounting_context
 from raosym.emit.python.distance import distance_context, distance_docstring
-from raosym.emit.python.numeric import numeric_contexts, with_numeric_calls
+from raosym.emit.python.numeric import numeric_contexts, numeric_fisher_entry, with_numeric_calls
 from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
 from raosym.emit.render import environment
 from raosym.errors import EmitError
-from raosym.names import constant_name_problem, local_name
+from raosym.spec.names import constant_name_problem, local_name
 from raosym.spec.model import Domain, FamilySpec, Parameter, Support
 from raosym.verify.checks import Verified
 
@@ -203,7 +203,7 @@ def _unpacking(variables: list[Variable], used: set[str]) -> str:
 
 def _variable(parameter: Parameter, taken: set[str]) -> Variable:
     """The parameter's keyword argument (its own name) and its local variable, which
-    :func:`raosym.names.local_name` keeps clear of every name the generated code uses."""
+    :func:`raosym.spec.names.local_name` keeps clear of every name the generated code uses."""
     name = parameter.name
     if not name.isidentifier():
         raise EmitError(f"{parameter.role} {name!r} is not a Python identifier")
@@ -309,8 +309,10 @@ def module_docstring(verified: Verified) -> str:
         "    none beyond the declared domains"]
     lines += ["", "Fisher information g_ij = E[s_i s_j], s_i = d log f / d theta_i"]
     for entry in derivation.entries:
+        value = ("computed numerically by quadrature" if entry.value is None
+                 else _formula(entry.value))
         lines += _wrapped(f"{_entry_label(spec, entry.row, entry.column)} = "
-                          f"{_formula(entry.value)}    ({entry.strategy})")
+                          f"{value}    ({entry.strategy})")
     lines += ["", "Line element"]
     lines += _wrapped(f"ds^2 = {_formula(geometry.line_element)}")
     if geometry.gaussian_curvature is not None:
@@ -318,6 +320,10 @@ def module_docstring(verified: Verified) -> str:
         lines += _wrapped(f"K = {_formula(geometry.gaussian_curvature)}")
     elif geometry.scalar_curvature is not None:
         lines += ["", "Scalar curvature", f"    R = {_formula(geometry.scalar_curvature)}"]
+    if verified.unavailable:
+        lines += ["", "Not delivered (not derived, or not verified)"]
+        for item in verified.unavailable:
+            lines += _wrapped(f"{item.quantity}: {item.reason}")
     lines += ["", *verification_lines(verified)]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
@@ -350,7 +356,10 @@ def fisher_docstring(spec: FamilySpec, fisher: sympy.Matrix) -> str:
     lines += [""]
     for i in range(k):
         for j in range(i + 1):
-            lines += _wrapped(f"{_entry_label(spec, i, j)} = {_formula(fisher[i, j])}")
+            value = fisher[i, j]
+            text = ("computed numerically by quadrature" if value.has(numeric_fisher_entry)
+                    else _formula(value))
+            lines += _wrapped(f"{_entry_label(spec, i, j)} = {text}")
     lines += ["", _raises()]
     return _docstring(lines)
 

@@ -1,7 +1,7 @@
 """Fisher entries known only numerically, evaluated by quadrature in the generated module.
 
 Emit stage, Python backend. An entry no rung of the Fisher ladder closed (strategy
-``numeric``, :func:`raosym.derive.fisher.numeric_entries`) stands in the derived matrix as its
+``numeric``, ``value`` None, :func:`raosym.derive.fisher.numeric_entries`) stands in the derived matrix as its
 symbol ``g_a_b``. Here it is replaced by a call of a generated function
 ``_fisher_entry_ROW_COLUMN(parameters)``, which integrates ``s_i s_j f`` over the support with
 SciPy's adaptive quadrature (``scipy.integrate.quad``, relative tolerance 1e-12) at every
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import sympy
 
-from raosym.derive.fisher import NUMERIC, scores
 from raosym.emit.python.distance import ScalarPrinter
 from raosym.errors import EmitError
 from raosym.verify.evaluate import with_complementary_erf
@@ -39,7 +38,7 @@ def with_numeric_calls(derivation, fisher: sympy.Matrix) -> sympy.Matrix:
     spec = derivation.spec
     calls = {}
     for entry in derivation.entries:
-        if entry.strategy == NUMERIC:
+        if entry.value is None:
             calls[fisher[entry.row, entry.column]] = numeric_fisher_entry(
                 entry.row, entry.column, *spec.coordinate_symbols, *spec.constant_symbols)
     return fisher.xreplace(calls)
@@ -48,14 +47,13 @@ def with_numeric_calls(derivation, fisher: sympy.Matrix) -> sympy.Matrix:
 def numeric_contexts(derivation, rename: dict) -> list[dict]:
     """The generated quadrature functions, one per numeric entry."""
     spec = derivation.spec
-    entries = [entry for entry in derivation.entries if entry.strategy == NUMERIC]
+    entries = [entry for entry in derivation.entries if entry.value is None]
     if not entries:
         return []
     if spec.support.discrete:
         raise EmitError("numeric Fisher entries of a discrete family are not emitted yet (the "
                         "generated module would need a certified series); the entry verified, "
                         "but no module can evaluate it")
-    score = scores(spec)
     printer = IntegrandPrinter()
     x = spec.variable
     variable = sympy.Symbol("_x", real=True)
@@ -76,7 +74,7 @@ def numeric_contexts(derivation, rename: dict) -> list[dict]:
             "label": f"g[{row}, {column}]",
             "arguments": ", ".join(parameters),
             "density": code(spec.density),
-            "scores": (code(score[entry.row]), code(score[entry.column])),
+            "scores": tuple(code(score) for score in entry.scores),
             "lower": code(spec.support.lower) if spec.support.lower.is_finite else "-math.inf",
             "upper": code(spec.support.upper) if spec.support.upper.is_finite else "math.inf",
             "breaks": "(" + "".join(f"{name}, " for name in [*locations, "0.0"]) + ")",
