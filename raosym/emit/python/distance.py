@@ -81,16 +81,34 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
                 "field_unpack": _unpacking(coordinates),
                 "bounds": _bounds(spec),
                 **numeric_code(derivation.fisher, derivation.geometry.christoffel, rename)}
-    code, printer = printed([distance.stable], {**rename, **locals_}, scalars)
+    stable, differences = _translation_differences(distance.stable, first, second)
+    code, printer = printed([stable], {**rename, **locals_}, scalars)
+    differences = [(delta.name, f"{locals_[one].name} - {locals_[two].name}")
+                   for delta, one, two in differences]
     return {
         "closed": True,
         "structure": distance.structure,
-        "assignments": code["assignments"],
+        "assignments": differences + code["assignments"],
         "code": code["results"][0],
         "printed": code["printed"],
         "helpers": printer.helpers,
         **unpack,
     }
+
+
+def _translation_differences(stable, first, second):
+    """The distance with each coordinate that enters only as a difference ``mu_1 - mu_2``
+    written through a symbol ``_delta_mu``, computed first: printed inside a longer sum,
+    ``(g - 1)*(s_1 - s_2) + mu_1 - mu_2`` is evaluated from the left and loses the digits of
+    the small term to ``mu_1`` (a sheared half-plane at nearby points, Gumbel's)."""
+    differences = []
+    for one, two in zip(first, second):
+        delta = sympy.Symbol(f"_delta_{_local(one.name[:-2])}", real=True)
+        candidate = stable.subs(one, delta + two)
+        if not candidate.has(two) and candidate.has(delta):
+            stable = candidate
+            differences.append((delta, one, two))
+    return stable, differences
 
 
 def _local(name: str) -> str:
