@@ -200,7 +200,8 @@ def _rao_distance_block(_theta1, _theta2, sigma, _shape):
     """rao_distance of points whose common shape is known."""
     mu_1, sigma = _point(_theta1, sigma, _argument="theta1")
     mu_2, _ = _point(_theta2, sigma, _argument="theta2")
-    _distance = np.asarray(abs(mu_1 - mu_2)/sigma)
+    _delta_mu = mu_1 - mu_2
+    _distance = np.asarray(abs(_delta_mu)/sigma)
     # Already of the common shape when the form uses a coordinate of each point.
     return _distance if _distance.shape == _shape else np.broadcast_to(_distance, _shape).copy()
 

@@ -230,8 +230,9 @@ def _rao_distance_block(_theta1, _theta2, N, _shape):
     """rao_distance of points whose common shape is known."""
     mu_1, sigma_1, N = _point(_theta1, N, _argument="theta1")
     mu_2, sigma_2, _ = _point(_theta2, N, _argument="theta2")
+    _delta_mu = mu_1 - mu_2
     _t0 = 1/N
-    _distance = np.asarray(2*np.sqrt(N)*np.arcsinh((1/2)*np.hypot(sigma_1 - sigma_2, (mu_1 - mu_2)*np.sqrt(math.gamma(_t0*(2*N - 1)))/np.sqrt(math.gamma(_t0*(N + 1))))/(np.sqrt(sigma_1)*np.sqrt(sigma_2))))
+    _distance = np.asarray(2*np.sqrt(N)*np.arcsinh((1/2)*np.hypot(sigma_1 - sigma_2, _delta_mu*np.sqrt(math.gamma(_t0*(2*N - 1)))/np.sqrt(math.gamma(_t0*(N + 1))))/(np.sqrt(sigma_1)*np.sqrt(sigma_2))))
     # Already of the common shape when the form uses a coordinate of each point.
     return _distance if _distance.shape == _shape else np.broadcast_to(_distance, _shape).copy()
 

@@ -224,7 +224,8 @@ def _rao_distance_block(_theta1, _theta2, _shape):
     """rao_distance of points whose common shape is known."""
     mu_1, b_1 = _point(_theta1, _argument="theta1")
     mu_2, b_2 = _point(_theta2, _argument="theta2")
-    _distance = np.asarray(2*np.arcsinh((1/2)*np.hypot(mu_1 - mu_2, b_1 - b_2)/(np.sqrt(b_1)*np.sqrt(b_2))))
+    _delta_mu = mu_1 - mu_2
+    _distance = np.asarray(2*np.arcsinh((1/2)*np.hypot(_delta_mu, b_1 - b_2)/(np.sqrt(b_1)*np.sqrt(b_2))))
     # Already of the common shape when the form uses a coordinate of each point.
     return _distance if _distance.shape == _shape else np.broadcast_to(_distance, _shape).copy()
 

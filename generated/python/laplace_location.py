@@ -202,7 +202,8 @@ def _rao_distance_block(_theta1, _theta2, b, _shape):
     """rao_distance of points whose common shape is known."""
     mu_1, b = _point(_theta1, b, _argument="theta1")
     mu_2, _ = _point(_theta2, b, _argument="theta2")
-    _distance = np.asarray(abs(mu_1 - mu_2)/b)
+    _delta_mu = mu_1 - mu_2
+    _distance = np.asarray(abs(_delta_mu)/b)
     # Already of the common shape when the form uses a coordinate of each point.
     return _distance if _distance.shape == _shape else np.broadcast_to(_distance, _shape).copy()
 

@@ -230,9 +230,10 @@ def _rao_distance_block(_theta1, _theta2, nu, _shape):
     """rao_distance of points whose common shape is known."""
     mu_1, s_1, nu = _point(_theta1, nu, _argument="theta1")
     mu_2, s_2, _ = _point(_theta2, nu, _argument="theta2")
+    _delta_mu = mu_1 - mu_2
     _t0 = np.sqrt(2)
     _t1 = np.sqrt(nu)
-    _distance = np.asarray(2*_t0*_t1*np.arcsinh((1/2)*np.hypot(s_1 - s_2, (1/2)*_t0*(mu_1 - mu_2)*np.sqrt(nu + 1)/_t1)/(np.sqrt(s_1)*np.sqrt(s_2)))/np.sqrt(nu + 3))
+    _distance = np.asarray(2*_t0*_t1*np.arcsinh((1/2)*np.hypot(s_1 - s_2, (1/2)*_delta_mu*_t0*np.sqrt(nu + 1)/_t1)/(np.sqrt(s_1)*np.sqrt(s_2)))/np.sqrt(nu + 3))
     # Already of the common shape when the form uses a coordinate of each point.
     return _distance if _distance.shape == _shape else np.broadcast_to(_distance, _shape).copy()
 
