@@ -205,4 +205,4 @@ def test_cli_text_report_shows_the_verification_table():
 
 
 def test_catalog_folder_is_what_the_fixture_read():
-    assert len(list(DERIVATIONS.glob("*.toml"))) == 15
+    assert len(list(DERIVATIONS.glob("*.toml"))) == 19

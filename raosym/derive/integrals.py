@@ -220,6 +220,12 @@ def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
     if closed is not None:
         return closed
     integral = sympy.Integral(integrand, (variable, lower, upper))
+    quotient = transcendental_denominator(integrand, variable)
+    if quotient is not None:
+        raise DerivationError(
+            f"SymPy's integrate is not attempted on {sympy.sstr(integral)}: it divides by "
+            f"{sympy.sstr(quotient)}, a transcendental function of {variable}, which its "
+            "algorithms do not integrate (they would run until the time budget)")
     try:
         result = run_with_budget(
             sympy.integrate, integrand, (variable, lower, upper), seconds=budget,
@@ -263,6 +269,29 @@ def _close_by_euler_integrals(integrand, variable, lower, upper, *, budget) -> C
         return None
     value, steps = closed
     return ClosedIntegral(tidy(value), tuple(steps))
+
+
+#: Functions whose appearance in a denominator keeps SymPy's integrate from closing an integral.
+_TRANSCENDENTAL = (sympy.exp, sympy.erf, sympy.erfc, sympy.besseli, sympy.besselj,
+                   sympy.besselk, sympy.log, sympy.cosh, sympy.sinh, sympy.tanh, sympy.cos,
+                   sympy.sin, sympy.gamma, sympy.polygamma)
+
+
+def transcendental_denominator(integrand: sympy.Expr, variable: sympy.Symbol):
+    """The first factor ``B**(-e)`` of the integrand whose base holds a transcendental function
+    of ``variable`` inside a sum (``1 + erf(a*x)``, ``exp(-x) + exp(x)``), or None.
+
+    Such quotients (the skew-normal's score, a mixture's) are beyond the Risch and Meijer G
+    algorithms: the route to the numeric path is then chosen by this rule, the same on every
+    machine, rather than by a time budget running out."""
+    for factor in sympy.Mul.make_args(sympy.together(integrand)):
+        base, exponent = factor.as_base_exp()
+        if not (exponent.is_negative and base.has(variable)):
+            continue
+        for term in sympy.Add.make_args(base) if base.is_Add else ():
+            if any(node.has(variable) for node in term.atoms(*_TRANSCENDENTAL)):
+                return factor
+    return None
 
 
 def _split_conditions(result: sympy.Expr):
