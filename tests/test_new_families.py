@@ -346,3 +346,20 @@ def test_strict_makes_an_unavailable_quantity_an_error(written):
         assert run.returncode == status, run.stderr[-2000:]
         report = json.loads(run.stdout.splitlines()[0])
         assert report["unavailable"][0]["quantity"] == "scalar curvature"
+
+
+def test_a_domain_bounded_by_pi_is_sampled(tmp_path):
+    """Issue 17: ``mu = "(-pi, pi)"`` (von Mises) ended in ``TypeError: cannot create mpf from
+    -pi``. The points drawn lie inside the interval, at the working precision."""
+    from raosym import pipeline
+    from raosym.verify.points import sample_points
+
+    path = tmp_path / "circle.toml"
+    text = (REPOSITORY / "tests" / "families" / "von_mises.toml").read_text()
+    path.write_text(text.replace('name = "von_mises"', 'name = "circle"')
+                    .replace('mu = "real"', 'mu = "(-pi, pi)"'))
+    spec = pipeline.load(str(path))
+    with mpmath.workdps(40):
+        values = [point[spec.coordinate_symbols[0]] for point in sample_points(spec, 5)]
+        assert all(-mpmath.pi < value < mpmath.pi for value in values)
+        assert any(mpmath.pi - value < mpmath.pi / 100 for value in values)  # the edge point

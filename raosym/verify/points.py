@@ -20,6 +20,12 @@ def _seed(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode()).digest()[:8], "big")
 
 
+def _number(bound: sympy.Expr) -> mpmath.mpf:
+    """A domain bound at the working precision: ``pi`` in ``(-pi, pi)`` as well as a rational
+    (mpmath cannot convert a SymPy constant itself)."""
+    return mpmath.mpf(sympy.N(bound, mpmath.mp.dps + 5))
+
+
 def _typical(domain: Domain, rng: random.Random) -> mpmath.mpf:
     lower, upper = domain.lower, domain.upper
     if domain.integer:
@@ -28,11 +34,11 @@ def _typical(domain: Domain, rng: random.Random) -> mpmath.mpf:
         top = int(sympy.floor(upper)) if upper.is_finite else start + 6
         return mpmath.mpf(rng.randint(start, max(start, min(top, start + 6))))
     if lower.is_finite and upper.is_finite:
-        return mpmath.mpf(lower) + (mpmath.mpf(upper) - mpmath.mpf(lower)) * rng.uniform(0.05, 0.95)
+        return _number(lower) + (_number(upper) - _number(lower)) * rng.uniform(0.05, 0.95)
     if lower.is_finite:
-        return mpmath.mpf(lower) + mpmath.e ** rng.uniform(-1.2, 1.5)
+        return _number(lower) + mpmath.e ** rng.uniform(-1.2, 1.5)
     if upper.is_finite:
-        return mpmath.mpf(upper) - mpmath.e ** rng.uniform(-1.2, 1.5)
+        return _number(upper) - mpmath.e ** rng.uniform(-1.2, 1.5)
     return mpmath.mpf(rng.uniform(-3, 3))
 
 
@@ -45,12 +51,12 @@ def _edges(domain: Domain) -> list[mpmath.mpf]:
         return [mpmath.mpf(start), mpmath.mpf(start + 25)] if not upper.is_finite else [
             mpmath.mpf(start), mpmath.mpf(int(sympy.floor(upper)))]
     if lower.is_finite and upper.is_finite:
-        width = mpmath.mpf(upper) - mpmath.mpf(lower)
-        return [mpmath.mpf(lower) + width / 1000, mpmath.mpf(upper) - width / 1000]
+        width = _number(upper) - _number(lower)
+        return [_number(lower) + width / 1000, _number(upper) - width / 1000]
     if lower.is_finite:
-        return [mpmath.mpf(lower) + mpmath.mpf(1) / 8, mpmath.mpf(lower) + 40]
+        return [_number(lower) + mpmath.mpf(1) / 8, _number(lower) + 40]
     if upper.is_finite:
-        return [mpmath.mpf(upper) - mpmath.mpf(1) / 8, mpmath.mpf(upper) - 40]
+        return [_number(upper) - mpmath.mpf(1) / 8, _number(upper) - 40]
     return [mpmath.mpf(-40), mpmath.mpf(40)]
 
 
@@ -113,25 +119,25 @@ def _nudged(value: mpmath.mpf, domain: Domain, relative: float) -> mpmath.mpf:
     (of its size when there is none)."""
     lower, upper = domain.lower, domain.upper
     if lower.is_finite:
-        scale = value - mpmath.mpf(lower)
+        scale = value - _number(lower)
     elif upper.is_finite:
-        scale = mpmath.mpf(upper) - value
+        scale = _number(upper) - value
     else:
         scale = max(abs(value), mpmath.mpf(1))
     if lower.is_finite and upper.is_finite:
-        scale = min(scale, mpmath.mpf(upper) - value)
+        scale = min(scale, _number(upper) - value)
     return value + scale * mpmath.mpf(relative)
 
 
 def _far_apart(value, domain: Domain, ratio: float, shift: float):
     lower, upper = domain.lower, domain.upper
     if lower.is_finite and upper.is_finite:
-        width = mpmath.mpf(upper) - mpmath.mpf(lower)
-        return mpmath.mpf(lower) + width / (ratio + 1), mpmath.mpf(upper) - width / (ratio + 1)
+        width = _number(upper) - _number(lower)
+        return _number(lower) + width / (ratio + 1), _number(upper) - width / (ratio + 1)
     if lower.is_finite:
-        offset = value - mpmath.mpf(lower)
-        return value, mpmath.mpf(lower) + offset * ratio
+        offset = value - _number(lower)
+        return value, _number(lower) + offset * ratio
     if upper.is_finite:
-        offset = mpmath.mpf(upper) - value
-        return value, mpmath.mpf(upper) - offset * ratio
+        offset = _number(upper) - value
+        return value, _number(upper) - offset * ratio
     return value - mpmath.mpf(shift) / 2, value + mpmath.mpf(shift) / 2
