@@ -101,8 +101,27 @@ def _geometric(p1, p2, constants):
 
 
 #: family -> (reference distance, constants used on the grid, coordinate kinds)
+def sheared_half_plane(a, b, c):
+    """d for ds² = (a dμ² + 2b dμ ds + c ds²)/s² with constant a, b, c: μ' = μ + (b/a)s
+    removes the cross term, leaving the half-plane of :func:`half_plane` with c - b²/a (the
+    Gumbel family, MATH.md section 6)."""
+    def distance(p, q, constants):
+        (mu1, s1), (mu2, s2) = [[mp(v) for v in point] for point in (p, q)]
+        shift = b / a
+        return half_plane(constant(lambda k: a), constant(lambda k: c - b**2 / a))(
+            (mu1 + shift * s1, s1), (mu2 + shift * s2, s2), constants)
+    return distance
+
+
+def _gumbel():
+    euler = mpmath.euler
+    return sheared_half_plane(mpmath.mpf(1), euler - 1, (1 - euler) ** 2 + mpmath.pi**2 / 6)
+
+
 REFERENCES = {
     "gaussian": (half_plane(constant(lambda k: 1), constant(lambda k: 2)), {}),
+    "lognormal": (half_plane(constant(lambda k: 1), constant(lambda k: 2)), {}),
+    "gumbel": (lambda p, q, k: _gumbel()(p, q, k), {}),
     "laplace": (half_plane(constant(lambda k: 1), constant(lambda k: 1)), {}),
     "cauchy": (half_plane(constant(lambda k: mpmath.mpf(1) / 2),
                           constant(lambda k: mpmath.mpf(1) / 2)), {}),
@@ -176,6 +195,7 @@ def _moved(point, index, step):
 
 GRIDS = {
     "gaussian": _location_scale_grid, "laplace": _location_scale_grid,
+    "lognormal": _location_scale_grid, "gumbel": _location_scale_grid,
     "cauchy": _location_scale_grid, "logistic": _location_scale_grid,
     "student_t": _location_scale_grid, "generalized_gaussian": _location_scale_grid,
     "gaussian_location": _real_grid, "laplace_location": _real_grid,

@@ -65,7 +65,11 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
         expected += [step.claim for step in derivation.distance.steps]
     if derivation.mechanism is not None:  # the privacy-accounting subsection
         expected += [step.claim for step in derivation.mechanism.steps]
-    assert items == [tex_text(claim) for claim in expected]
+    expected = [tex_text(claim) for claim in expected]
+    # the "Not delivered" list: what is unavailable, and why
+    expected += [f"{tex_text(item.quantity)}: {tex_text(item.reason)}"
+                 for item in derivation.unavailable]
+    assert items == expected
     for entry in entries:
         for step in entry.steps[shared:]:
             assert tex_text(step.justification) in text
@@ -100,6 +104,10 @@ def test_distance_subsection(catalog, generated_tree, name):
     derivation = verified(catalog, name).derivation
     distance = derivation.distance
     text = (generated_tree / "latex" / f"{name}.tex").read_text()
+    if distance is None:  # not derived: the section says so, with the reason
+        (item,) = [u for u in derivation.unavailable if u.quantity == "Rao distance"]
+        assert r"\paragraph{Not delivered.}" in text and tex_text(item.reason) in text
+        return
     section = text[text.index(r"\subsection*{Rao distance}"):]
     section = section[:section.index("[Numeric verification]")]
     assert "Numeric geodesic check" in section

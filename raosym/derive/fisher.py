@@ -25,7 +25,7 @@ import sympy
 
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
 from raosym.derive.expectation import Expectation, fisher_symbol
-from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, tidy
+from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, kinks, tidy
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.errors import DerivationError, SpecError
 from raosym.spec.model import FamilySpec
@@ -264,11 +264,15 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
     for strategy, rung in _entry_rungs(spec):
         try:
             closed = rung(spec, integrand, budget=budget)
-        except (DerivationError, BudgetExceeded):
+        except BudgetExceeded as error:
+            # An error, not the next rung: where a budget runs out must not decide the route.
+            raise DerivationError(
+                f"{spec.path}: could not close the Fisher entry {name}: {error}") from None
+        except DerivationError:
             continue  # the next rung, or in the end the numeric path
         if closed is None:
             continue
-        hypotheses = convergence_hypotheses(spec, name, closed.conditions)
+        hypotheses = convergence_hypotheses(spec, name, closed.conditions, integrand)
         return FisherEntry(i, j, closed.value, strategy, (definition, *closed.steps), hypotheses)
     return _numeric_entry(spec, i, j, name, definition, (score[i], score[j]))
 
@@ -293,7 +297,8 @@ def _numeric_entry(spec, i, j, name, definition, pair) -> FisherEntry:
 NUMERIC = "numeric"
 
 
-def convergence_hypotheses(spec: FamilySpec, name, conditions) -> tuple[str, ...]:
+def convergence_hypotheses(spec: FamilySpec, name, conditions,
+                           integrand=None) -> tuple[str, ...]:
     """The convergence conditions SymPy attached to an entry, as hypotheses.
 
     A condition implied by the declared domains is stated as such. One that fails somewhere in
@@ -309,7 +314,16 @@ def convergence_hypotheses(spec: FamilySpec, name, conditions) -> tuple[str, ...
             hypotheses.append(f"{sympy.sstr(stated)} (implied by the declared domains)")
             continue
         counterexample = _counterexample(spec, condition)
+        if counterexample is not None and integrand is not None and _integrable_at(
+                spec, integrand, counterexample[0]):
+            # The condition of a term, not of the integral (terms that converge only
+            # jointly, summed by analytic continuation): the integral converges there.
+            hypotheses.append(f"{sympy.sstr(stated)} for each term separately; the integral "
+                              "itself converges where it fails (checked at "
+                              f"{counterexample[1]})")
+            continue
         if counterexample is not None:
+            counterexample = counterexample[1]
             raise SpecError(
                 f"the Fisher entry {name} diverges where {sympy.sstr(stated)} fails, e.g. at "
                 f"{counterexample}, which the declared domains allow; restrict the domain of "
@@ -350,16 +364,62 @@ def _implied_by_domains(spec: FamilySpec, condition) -> bool:
     return bool(sympy.simplify(condition.subs(substitution)) == sympy.true)
 
 
-def _counterexample(spec: FamilySpec, condition) -> str | None:
-    """A sampled point of the declared domains where ``condition`` is false, described."""
+def _counterexample(spec: FamilySpec, condition):
+    """``(point, description)``: a sampled point of the declared domains where ``condition``
+    is false, or None."""
     from raosym.verify.points import sample_points  # a leaf module: no cycle into verify
 
     for point in sample_points(spec, 8):
         values = {symbol: sympy.Float(str(value), 30) for symbol, value in point.items()}
         if condition.subs(values) == sympy.false:
             involved = sorted(condition.free_symbols, key=lambda symbol: symbol.name)
-            return ", ".join(f"{symbol} = {values[symbol]:.6g}" for symbol in involved)
+            return values, ", ".join(f"{symbol} = {values[symbol]:.6g}" for symbol in involved)
     return None
+
+
+def _integrable_at(spec: FamilySpec, integrand, values) -> bool:
+    """Whether ``integrand`` (at the parameter values) is integrable next to every end of the
+    support and every kink: its local power ``p`` (``|f| ~ |x - c|**p``, or ``|x|**p`` far
+    out), read from points 1e-20 and 1e-40 away (1e20 and 1e40 out), must be above -1 at a
+    finite point and below -1 at infinity. An estimate, used only to tell a condition of the
+    separate terms from one of the integral (which then still must verify numerically)."""
+    import mpmath
+
+    x, support = spec.variable, spec.support
+    function = sympy.lambdify(x, integrand.subs(values), modules="mpmath")
+    ends = [support.lower, support.upper, *(k.subs(values) for k in kinks(integrand, x))]
+    with mpmath.workdps(60):
+        for end in ends:
+            for side in (-1, 1):
+                if end.is_infinite:
+                    if (end > 0) != (side > 0):
+                        continue
+                    near, far, centre = side * mpmath.mpf(10) ** 20, side * mpmath.mpf(10) ** 40, 0
+                else:
+                    centre = mpmath.mpf(sympy.N(end, 60))
+                    near = centre + side * mpmath.mpf(10) ** -20
+                    far = centre + side * mpmath.mpf(10) ** -40
+                    if not (_in_support(spec, near) and _in_support(spec, far)):
+                        continue
+                try:
+                    first, second = abs(function(near)), abs(function(far))
+                except (ZeroDivisionError, ValueError, TypeError):
+                    return False
+                if second == 0:
+                    continue
+                if first == 0 or not (mpmath.isfinite(first) and mpmath.isfinite(second)):
+                    return False
+                power = mpmath.log(second / first) / mpmath.log(abs(far - centre)
+                                                               / abs(near - centre))
+                if (end.is_infinite and power >= -1) or (not end.is_infinite and power <= -1):
+                    return False
+    return True
+
+
+def _in_support(spec: FamilySpec, value) -> bool:
+    lower, upper = spec.support.lower, spec.support.upper
+    return ((lower.is_infinite or value > sympy.N(lower, 60))
+            and (upper.is_infinite or value < sympy.N(upper, 60)))
 
 
 def _expectation_form(spec, integrand):

@@ -232,7 +232,8 @@ def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
             what=f"integrate over {variable} in ({sympy.sstr(lower)}, {sympy.sstr(upper)})",
         )
     except BudgetExceeded as error:
-        raise DerivationError(f"could not close {sympy.sstr(integral)}: {error}") from None
+        # Kept a BudgetExceeded: the ladder stops on it (a clock never picks the route).
+        raise BudgetExceeded(f"could not close {sympy.sstr(integral)}: {error}") from None
     value, conditions = _split_conditions(result)
     if value is None or not is_closed(value):
         raise DerivationError(
@@ -251,6 +252,10 @@ def _close_by_euler_integrals(integrand, variable, lower, upper, *, budget) -> C
     is first mapped onto the half-line."""
     if (lower, upper) in ((0, sympy.oo), (0, 1)):
         closed = parametric.close_by_euler_integrals(integrand, variable, lower, upper)
+        if closed is None:
+            return None
+        value, steps, conditions = closed
+        return ClosedIntegral(tidy(value), tuple(steps), conditions)
     elif (lower, upper) == (-sympy.pi, sympy.pi):
         closed = parametric.close_by_periodic_bessel(integrand, variable, lower, upper)
     elif (lower, upper) == (-sympy.oo, sympy.oo):

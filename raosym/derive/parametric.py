@@ -248,8 +248,10 @@ _BASES = (_gamma_base, _beta_base)
 # ------------------------------------------------------------- differentiation under the sign
 
 
-def close_by_euler_integrals(integrand: sympy.Expr, t: sympy.Symbol, lower, upper) -> Closed | None:
-    """Close ``Integral(integrand, (t, lower, upper))`` on (0, oo) or (0, 1), or None."""
+def close_by_euler_integrals(integrand: sympy.Expr, t: sympy.Symbol, lower, upper):
+    """``(value, steps, conditions)`` for ``Integral(integrand, (t, lower, upper))`` on (0, oo)
+    or (0, 1), or None. ``conditions`` are those of terms that converge only jointly with the
+    others (summed by analytic continuation): the Fisher ladder checks the integral there."""
     positive = t if t.is_positive else sympy.Symbol(t.name, positive=True)
     integrand = integrand.xreplace({t: positive})
     try:
@@ -261,11 +263,11 @@ def close_by_euler_integrals(integrand: sympy.Expr, t: sympy.Symbol, lower, uppe
         return None
     if closed is None:
         return None
-    value, steps = closed
+    value, steps, conditions = closed
     back = {positive: t}
     return value, tuple(ProofStep(s.claim, None if s.lhs is None else s.lhs.xreplace(back),
                                   s.rhs.xreplace(back), s.justification, s.strategy)
-                        for s in steps)
+                        for s in steps), conditions
 
 
 def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
@@ -281,12 +283,16 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
     at_zero = {e: 0 for e in epsilon.values()}
     value, derivative_form, substituted_form = (sympy.S.Zero,) * 3
     continued = False  # some term's Euler integral converges only by analytic continuation
+    failing = []  # the conditions of those terms: the Fisher ladder tests the integral there
     base_steps = []
     for signature, members in sorted(groups.items(), key=lambda item: sympy.default_sort_key(item[0])):
         shifted = [_shifted(term, signature, epsilon, t) for term in members]
         euler = _first_base(shifted, t, lower, upper)
-        continued = continued or any(
-            sympy.simplify(c.xreplace(at_zero)).is_positive is not True for c in euler.conditions)
+        for condition in euler.conditions:
+            parameter = sympy.simplify(condition.xreplace(at_zero))
+            if parameter.is_positive is not True:
+                continued = True
+                failing.append(parameter > 0)
         orders = [(epsilon[base], int(m)) for base, m in signature]
         log_free = sympy.Add(*(term.expression(t, with_logs=False) for term in shifted))
         plain = sympy.Integral(log_free, (t, lower, upper))
@@ -329,7 +335,7 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
         "d/dz gamma(z) = gamma(z) psi(z) and d/dz psi^(n)(z) = psi^(n+1)(z); psi(1) = -gamma_E,"
         " psi'(1) = pi^2/6 (SymPy's diff and expand_func)" if epsilon
         else "gamma(z + 1) = z gamma(z)", STRATEGY))
-    return value, tuple(steps)
+    return value, tuple(steps), tuple(dict.fromkeys(failing))
 
 
 #: Why a sum of Euler integrals that diverge one by one still gives the integral of the sum.
