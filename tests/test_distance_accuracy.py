@@ -107,9 +107,10 @@ def sheared_half_plane(a, b, c):
     Gumbel family, MATH.md section 6)."""
     def distance(p, q, constants):
         (mu1, s1), (mu2, s2) = [[mp(v) for v in point] for point in (p, q)]
-        shift = b / a
-        return half_plane(constant(lambda k: a), constant(lambda k: c - b**2 / a))(
-            (mu1 + shift * s1, s1), (mu2 + shift * s2, s2), constants)
+        sheared = (mu1 - mu2) + b / a * (s1 - s2)
+        c_prime = c - b**2 / a
+        z = (sheared**2 * a / c_prime + (s1 - s2) ** 2) / (2 * s1 * s2)
+        return mpmath.sqrt(c_prime) * mpmath.acosh(1 + z)
     return distance
 
 
