@@ -72,8 +72,15 @@ def log_negative_binomial(k, p, r):
 
 
 def reference_fisher(log_density, theta, support, constants=(), breaks=()):
-    """``E[s_i s_j]`` with ``s_i = d/d theta_i log f`` by mpmath.diff, at 40 digits."""
-    theta = [mpmath.mpf(value) for value in theta]
+    """``E[s_i s_j]`` with ``s_i = d/d theta_i log f`` by mpmath.diff, at 40 digits.
+
+    ``theta`` and ``constants`` are decimal strings (converted at 40 digits, as the derived
+    side is evaluated); ``support`` and ``breaks`` may be functions of theta."""
+    with mpmath.workdps(40):
+        theta = [mpmath.mpf(value) for value in theta]
+        constants = [mpmath.mpf(value) for value in constants]
+        support = support(theta) if callable(support) else support
+        breaks = breaks(theta) if callable(breaks) else breaks
     size = len(theta)
 
     def scores(x):
@@ -105,11 +112,13 @@ def symbolic_fisher(result, point):
 
 def assert_agree(derived, reference, digits=25):
     size = len(reference)
-    for i in range(size):
-        for j in range(size):
-            scale = mpmath.sqrt(abs(reference[i][i] * reference[j][j]))
-            error = abs(derived[i][j] - reference[i][j]) / scale
-            assert error < mpmath.mpf(10) ** -digits, (i, j, derived[i][j], reference[i][j])
+    with mpmath.workdps(40):  # the comparison itself at the precision of the values
+        for i in range(size):
+            for j in range(size):
+                scale = mpmath.sqrt(abs(reference[i][i] * reference[j][j]))
+                error = abs(derived[i][j] - reference[i][j]) / scale
+                assert error < mpmath.mpf(10) ** -digits, (i, j, derived[i][j],
+                                                           reference[i][j])
 
 
 # ------------------------------------------------------------------------- catalog newcomers
@@ -134,9 +143,8 @@ def test_newcomer_fisher_matches_quadrature(catalog, name):
     result = verified(catalog, name)
     assert all(entry.strategy != "numeric" for entry in result.derivation.entries)
     for point in points:
-        theta = [mpmath.mpf(point[p.name]) for p in result.derivation.spec.coordinates]
-        bounds = support(theta) if callable(support) else support
-        reference = reference_fisher(log_density, theta, bounds, breaks=breaks(theta))
+        theta = [point[p.name] for p in result.derivation.spec.coordinates]
+        reference = reference_fisher(log_density, theta, support, breaks=breaks)
         assert_agree(symbolic_fisher(result, point), reference)
 
 
@@ -301,7 +309,7 @@ def test_written_family_fisher_matches_quadrature(written, name):
     log_density, support, point, constant_names = WRITTEN_POINTS[name]
     coordinates = report["coordinates"]
     theta = [point[c] for c in coordinates]
-    constants = [mpmath.mpf(point[c]) for c in constant_names]
+    constants = [point[c] for c in constant_names]
     reference = reference_fisher(log_density, theta, support, constants)
     symbols = {name: sympy.Symbol(name, positive=True) for name in point}
     values = {symbols[key]: sympy.Float(value, 45) for key, value in point.items()}
@@ -319,9 +327,9 @@ def test_an_entry_without_closed_form_is_certified_numeric(written):
     checks = [c for c in report["verification"] if c["quantity"] == "g_mu_mu"]
     assert len(checks) >= 5 and all(c["digits"] >= 25 for c in checks)
     for check in checks[:3]:
-        mu = mpmath.mpf(check["point"]["mu"])
+        mu = check["point"]["mu"]
         reference = reference_fisher(log_mixture, [mu], (-mpmath.inf, mpmath.inf),
-                                     breaks=(-mu, 0, mu))
+                                     breaks=lambda theta: (-theta[0], 0, theta[0]))
         with mpmath.workdps(40):
             value = mpmath.mpf(check["symbolic"])
             # the point is printed to 15 digits: compare to the precision of that input
