@@ -29,7 +29,7 @@ Scalar curvature
 
 Verification (mpmath at 40 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    40 checks at 17 seeded points; every Fisher and curvature check agreed to at least 37.2
+    40 checks at 17 seeded points; every Fisher and curvature check agreed to at least 40
     digits (30 required).
     g_p_p                  7 points, min 40 digits (30 required)
     rao_distance           5 points, min 40 digits (20 required)

@@ -32,7 +32,7 @@ Gaussian curvature
 
 Verification (mpmath at 40 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    80 checks at 20 seeded points; every Fisher and curvature check agreed to at least 37.2
+    80 checks at 20 seeded points; every Fisher and curvature check agreed to at least 40
     digits (30 required).
     g_mu_mu                9 points, min 40 digits (30 required)
     g_sigma_mu             9 points, min 40 digits (30 required)

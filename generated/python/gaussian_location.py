@@ -29,7 +29,7 @@ Scalar curvature
 
 Verification (mpmath at 40 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    53 checks at 20 seeded points; every Fisher and curvature check agreed to at least 36.5
+    53 checks at 20 seeded points; every Fisher and curvature check agreed to at least 40
     digits (30 required).
     g_mu_mu                9 points, min 40 digits (30 required)
     rao_distance           5 points, min 40 digits (20 required)

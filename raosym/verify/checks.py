@@ -89,7 +89,8 @@ class Verified:
         :data:`REQUIRED_DIGITS`, numeric ones to :data:`NUMERIC_FISHER_DIGITS`) and the
         curvature; distance checks have their own, listed requirements."""
         return min(check.digits for check in self.checks
-                   if check.required >= NUMERIC_FISHER_DIGITS)
+                   if check.required == REQUIRED_DIGITS
+                   or (check.required == NUMERIC_FISHER_DIGITS and check.quantity.startswith("g_")))
 
     def _repr_latex_(self) -> str:
         """Jupyter display: the derivation and its verification (see raosym.display)."""
