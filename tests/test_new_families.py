@@ -254,8 +254,9 @@ def log_mixture(x, mu):
 
 
 WRITTEN_POINTS = {
-    "von_mises": (log_von_mises, (-mpmath.pi, mpmath.pi), {"mu": "0.4", "kappa": "2.5"},
-                  ()),
+    # pi taken at the working precision (a module-level mpmath.pi has 15 digits only)
+    "von_mises": (log_von_mises, lambda theta: (-mpmath.pi, mpmath.pi),
+                  {"mu": "0.4", "kappa": "2.5"}, ()),
     "student_t_shape": (log_student, (-mpmath.inf, mpmath.inf),
                         {"mu": "0.5", "s": "1.3", "nu": "2.5"}, ()),
     "frechet": (log_frechet, (0, mpmath.inf), {"k": "1.6", "s": "0.7"}, ()),
