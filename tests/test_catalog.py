@@ -12,13 +12,13 @@ from __future__ import annotations
 import mpmath
 import pytest
 import sympy
-from sympy import Rational, gamma, pi, polygamma
+from sympy import Rational, besseli, gamma, pi, polygamma
 
 from raosym.verify.checks import REQUIRED_DIGITS
 
 mu = sympy.Symbol("mu", real=True)
-sigma, b, s, N, nu, lam, k, theta, a = sympy.symbols(
-    "sigma b s N nu lam k theta a", positive=True)
+sigma, b, s, N, nu, lam, k, theta, a, kappa = sympy.symbols(
+    "sigma b s N nu lam k theta a kappa", positive=True)
 p = sympy.Symbol("p", positive=True)
 n = sympy.Symbol("n", integer=True, positive=True)
 
@@ -54,6 +54,15 @@ EXPECTED = {
                               -(1 - sympy.EulerGamma) / lam],
                              [-(1 - sympy.EulerGamma) / lam, k**2 / lam**2]]),
     "lognormal": diag(1 / sigma**2, 2 / sigma**2),
+    "von_mises": diag(kappa * besseli(1, kappa) / besseli(0, kappa),
+                      1 - besseli(1, kappa) / (kappa * besseli(0, kappa))
+                      - besseli(1, kappa) ** 2 / besseli(0, kappa) ** 2),
+    "student_t_shape": sympy.Matrix([
+        [(nu + 1) / ((nu + 3) * s**2), 0, 0],
+        [0, 2 * nu / ((nu + 3) * s**2), -2 / (s * (nu + 1) * (nu + 3))],
+        [0, -2 / (s * (nu + 1) * (nu + 3)),
+         (polygamma(1, nu / 2) - polygamma(1, (nu + 1) / 2)) / 4
+         - (nu + 5) / (2 * nu * (nu + 1) * (nu + 3))]]),
 }
 #: Families whose entries no rung closes: certified numerically (tests/test_new_families.py).
 NUMERIC_FAMILIES = {"skew_normal"}
@@ -61,7 +70,8 @@ NUMERIC_FAMILIES = {"skew_normal"}
 
 def _by_name(matrix):
     """Rename the derived matrix's symbols onto the ones above (assumptions may differ)."""
-    names = {symbol.name: symbol for symbol in (mu, sigma, b, s, N, nu, lam, k, theta, a, p, n)}
+    names = {symbol.name: symbol for symbol in (mu, sigma, b, s, N, nu, lam, k, theta, a, p, n,
+                                                 kappa)}
     return matrix.xreplace({sym: names[sym.name] for sym in matrix.free_symbols})
 
 

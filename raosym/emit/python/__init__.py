@@ -25,6 +25,8 @@ from raosym.emit.escape import docstring_literal
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.python.accounting import accounting_context
 from raosym.emit.python.distance import distance_context, distance_docstring
+from raosym.emit.python.exact import (absolute_size, cancelling_sums, exact_function,
+                                      needs_guard)
 from raosym.emit.python.numeric import numeric_contexts, numeric_fisher_entry, with_numeric_calls
 from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
 from raosym.emit.render import environment
@@ -121,6 +123,7 @@ def module_context(verified: Verified) -> dict:
         "k": len(coordinates),
         "fisher": fisher,
         "numeric_entries": numeric_entries,
+        "exact_functions": fisher["exact"] + (curvature["exact"] if curvature else []),
         "line_element": {"docstring": docstring_literal(
             line_element_docstring(spec, derivation.geometry.line_element))},
         "curvature": curvature,
@@ -142,7 +145,10 @@ def module_context(verified: Verified) -> dict:
 def _fisher_context(spec, fisher, variables, rename, scalars) -> tuple[dict, ModulePrinter]:
     """The lower triangle of g printed (each off-diagonal entry fills both of its places)."""
     pairs = [(i, j) for i in range(fisher.rows) for j in range(i + 1)]
-    code, printer = _printed([fisher[i, j] for i, j in pairs], rename, scalars)
+    coordinates = {rename.get(p.symbol, p.symbol) for p in spec.coordinates}
+    code, printer = _printed([fisher[i, j] for i, j in pairs], rename, scalars,
+                             exact=[f"_exact_fisher_{i}_{j}" for i, j in pairs],
+                             coordinates=coordinates)
     return {
         "docstring": docstring_literal(fisher_docstring(spec, fisher)),
         "unpack": _unpacking(variables, code["uses"]),
@@ -151,6 +157,7 @@ def _fisher_context(spec, fisher, variables, rename, scalars) -> tuple[dict, Mod
         "entries": [{"row": i, "column": j, "code": result}
                     for (i, j), result in zip(pairs, code["results"], strict=True)],
         "printed": code["printed"],
+        "exact": code["exact"],
     }, printer
 
 
@@ -160,26 +167,42 @@ def _curvature_context(spec, curvature, variables, rename, scalars):
         return None, None
     # Factored, the determinant of g is computed then squared, instead of expanded into terms
     # that cancel each other (about twice the digits survive for Beta and Gamma).
-    code, printer = _printed([sympy.factor(curvature)], rename, scalars)
+    coordinates = {rename.get(p.symbol, p.symbol) for p in spec.coordinates}
+    code, printer = _printed([sympy.factor(curvature)], rename, scalars,
+                             exact=["_exact_curvature"], coordinates=coordinates)
     return {
         "docstring": docstring_literal(curvature_docstring(spec, curvature)),
         "unpack": _unpacking(variables, code["uses"]),
         "assignments": code["assignments"],
         "code": code["results"][0],
         "printed": code["printed"],
+        "exact": code["exact"],
     }, printer
 
 
 # ----------------------------------------------------------------------------- code
 
 
-def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set) -> tuple[dict, ModulePrinter]:
-    """Stable forms, common subexpressions shared (``_t0 = ...``), then printed."""
+def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set, *,
+             exact: list[str] | None = None,
+             coordinates: set[sympy.Symbol] = frozenset()) -> tuple[dict, ModulePrinter]:
+    """Stable forms, common subexpressions shared (``_t0 = ...``), then printed.
+
+    With ``exact`` (a function name per expression), an expression whose float form can
+    cancel is printed as ``_recompute_where(value, sums, name, arguments)``, and ``name`` is
+    defined as the expression in mpmath (see :mod:`raosym.emit.python.exact`)."""
     stable = [stable_forms(expr) for expr in exprs]
     for expr in stable:
         check_printable(expr)
     stable = [expr.xreplace(rename) for expr in stable]
-    replacements, reduced = sympy.cse(stable, symbols=sympy.numbered_symbols("_t"),
+    guarded = [exact is not None and not expr.has(numeric_fisher_entry)
+               and needs_guard(expr, coordinates) for expr in stable]
+    guards = [cancelling_sums(expr, coordinates) if guard else []
+              for expr, guard in zip(stable, guarded, strict=True)]
+    # The sums and their absolute sizes are printed with the values, sharing their CSE.
+    watched = [quantity for sums in guards for total in sums
+               for quantity in (absolute_size(total), total)]
+    replacements, reduced = sympy.cse(stable + watched, symbols=sympy.numbered_symbols("_t"),
                                       order="canonical")
     scalars = set(scalars)
     for symbol, value in replacements:
@@ -187,11 +210,23 @@ def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set) -> tuple[dict,
             scalars.add(symbol)
     printer = ModulePrinter(scalars)
     assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
-    results = [printer.doprint(expr) for expr in reduced]
+    printed_watched = iter(printer.doprint(expr) for expr in reduced[len(stable):])
+    results, exact_functions = [], []
+    for index, (expr, sums) in enumerate(zip(reduced[:len(stable)], guards, strict=True)):
+        result = printer.doprint(expr)
+        if guarded[index]:
+            function = exact_function(exact[index], exprs[index].xreplace(rename), coordinates)
+            pairs = "".join(f"({next(printed_watched)}, {next(printed_watched)}), "
+                            for _ in sums)
+            result = (f"_recompute_where({result}, ({pairs}), {function['name']}, "
+                      f"{function['arguments']})")
+            exact_functions.append(function)
+            printer.helpers.add("recompute")
+        results.append(result)
     uses = {symbol.name for expr in stable for symbol in expr.free_symbols}
     printed = [code for _, code in assignments] + results
     return {"assignments": assignments, "results": results, "uses": uses,
-            "printed": printed}, printer
+            "printed": printed, "exact": exact_functions}, printer
 
 
 def _unpacking(variables: list[Variable], used: set[str]) -> str:

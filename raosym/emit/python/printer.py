@@ -11,7 +11,9 @@ overrides only what NumPy lacks:
   depends on a coordinate it is printed as the vectorized helper ``_gamma``/``_loggamma``;
 - :class:`polygamma_difference`, the cancellation-free form chosen by :func:`stable_forms`;
 - :class:`scaled_besseli`: modified Bessel functions as SciPy's exponentially scaled ``ive``
-  (NumPy has only ``i0``), the exponentials combined symbolically first.
+  (NumPy has only ``i0``), the exponentials combined symbolically first, through the helper
+  ``_ive`` (SciPy's ``ive(1, x)`` is 35 ulp off at x = 1e-300: the helper sums the power
+  series below x = 1e-3).
 
 The printer records the helpers it used, so a module only carries the helpers it needs.
 """
@@ -260,7 +262,7 @@ class ModulePrinter(NumPyPrinter):
 
     def _print_scaled_besseli(self, expr: scaled_besseli) -> str:
         self.helpers.add("scipy.special")  # the module imports scipy.special for it
-        return f"scipy.special.ive({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+        return self._helper("ive", *expr.args)
 
     def _print_trigamma_excess(self, expr) -> str:
         self.helpers.add("polygamma")  # shares the Bernoulli numbers
