@@ -38,6 +38,7 @@ from dataclasses import dataclass
 import sympy
 from sympy.codegen.cfunctions import expm1, log1p
 
+from raosym.derive import parametric
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
 from raosym.derive.integrals import is_closed, kinks
 from raosym.derive.steps import ProofStep
@@ -182,6 +183,102 @@ def _beyond_gaussian_integrals(piece: sympy.Expr, x: sympy.Symbol) -> str | None
     return None
 
 
+def _by_euler_gamma(piece: sympy.Expr, x: sympy.Symbol, lower, upper) -> tuple | None:
+    """``Integral(piece, (x, lower, upper))`` of a positive piece by Euler's Gamma integral
+    (after ``u = exp(c x)`` on the real line: Gumbel noise), where the decay rate ``b`` of
+    ``exp(-b u**p)`` may have either sign: ``(Piecewise((value, b > 0), (oo, True)), steps)``,
+    or None when the piece is not of that shape. For ``b <= 0`` the integrand does not decay
+    and the integral of a positive function diverges: ``D_alpha = +oo`` there."""
+    steps = []
+    if (lower, upper) == (-sympy.oo, sympy.oo):
+        mapped = parametric.close_by_exponential_substitution(piece, x)
+        if mapped is None:
+            return None
+        step, integrand, u = mapped
+        steps.append(step)
+    elif (lower, upper) == (0, sympy.oo):
+        integrand, u = piece, x
+    else:
+        return None
+    for _ in range(3):  # exp((mu + s*log(u))/s) -> u*exp(mu/s), nested once or twice
+        integrand = sympy.expand_power_exp(integrand.replace(
+            lambda node: isinstance(node, sympy.exp),
+            lambda node: sympy.exp(sympy.expand(node.args[0]))))
+    integrand = sympy.powsimp(integrand, combine="exp")  # one exponential, one rate
+    rates: dict[sympy.Dummy, sympy.Expr] = {}
+    integrand = sympy.expand_power_exp(integrand.replace(
+        lambda node: isinstance(node, sympy.exp) and node.has(u),
+        lambda node: _with_positive_rate(node, u, rates)))
+    if len(rates) != 1:
+        return None
+    closed = parametric.close_by_euler_integrals(integrand, u, 0, sympy.oo)
+    if closed is None or closed[2]:
+        return None
+    value, euler_steps, _ = closed
+    ((rate_symbol, rate),) = rates.items()
+    back = {rate_symbol: rate}
+    steps += [ProofStep(step.claim, None if step.lhs is None else step.lhs.xreplace(back),
+                        step.rhs.xreplace(back), step.justification, step.strategy)
+              for step in euler_steps]
+    # The sign of the rate is that of its factors not known to be positive.
+    sign_part = sympy.Mul(*(factor for factor in sympy.Mul.make_args(rate)
+                            if factor.is_positive is not True))
+    sign_part = -sympy.expand(-sign_part) if sign_part.could_extract_minus_sign() else sign_part
+    value = sympy.simplify(value.xreplace(back))
+    if _provably_positive(sign_part):
+        steps.append(ProofStep("The rate is positive for every order: the integral converges.",
+                               sympy.Integral(integrand.xreplace(back), (u, 0, sympy.oo)),
+                               value, f"{sympy.sstr(sign_part)} > 0, since exp(z) > 1 for "
+                               "z > 0", "convergence"))
+        return value, tuple(steps)
+    result = sympy.Piecewise((value, sign_part > 0), (sympy.oo, True))
+    steps.append(ProofStep(
+        "Where the rate is not positive the integrand does not decay: the integral diverges.",
+        sympy.Integral(integrand.xreplace(back), (u, 0, sympy.oo)), result,
+        f"for {sympy.sstr(rate)} <= 0 the positive integrand is bounded below by a positive "
+        "power of u times a constant, so its integral over (0, oo) is +oo", "divergence"))
+    return result, tuple(steps)
+
+
+def _provably_positive(expr: sympy.Expr) -> bool:
+    """``expr > 0`` by SymPy's assumptions, after writing each ``exp(z)`` with a provably
+    positive ``z`` as ``1 + w`` with ``w > 0``."""
+    ones = {node: 1 + sympy.Dummy("w", positive=True) for node in expr.atoms(sympy.exp)
+            if node.args[0].is_positive}
+    return bool(sympy.expand(expr.xreplace(ones)).is_positive)
+
+
+def near_order_one(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` with each ``Piecewise((value, condition), (oo, True))`` of a curve replaced by
+    ``value`` when the condition holds as the order tends to 1 (``a -> 0+``), as for the
+    limit that gives the KL divergence."""
+    def branch(piecewise):
+        (value, condition), (rest, _) = piecewise.args
+        # The margin is continuous in a (a sum of exponentials of a): its value at a = 0.
+        margin = (condition.lhs - condition.rhs).subs(_EXCESS, 0)
+        holds = margin.is_positive if condition.rel_op in (">", ">=") else margin.is_negative
+        return value if rest == sympy.oo and holds else piecewise
+    return expr.replace(lambda node: isinstance(node, sympy.Piecewise) and len(node.args) == 2
+                        and isinstance(node.args[0][1], sympy.core.relational.Relational),
+                        branch)
+
+
+def _with_positive_rate(node: sympy.exp, u: sympy.Symbol, rates: dict) -> sympy.Expr:
+    """``exp(c - b u**p)`` with ``b`` of unknown sign as ``exp(c - beta u**p)``, ``beta`` a
+    positive symbol recorded in ``rates`` (the Gamma closer needs a positive rate)."""
+    parts = sympy.collect(sympy.expand(node.args[0]), u, evaluate=False)
+    powers = [key for key in parts if key.has(u)]
+    if len(powers) != 1:
+        return node
+    (power,) = powers
+    rate = sympy.factor(-parts[power])
+    if rate.is_positive:
+        return node
+    symbol = sympy.Dummy("beta", positive=True)
+    rates[symbol] = rate
+    return sympy.exp(parts.get(sympy.S.One, 0) - symbol * power)
+
+
 def _integrate(integrand, x, lower, upper):
     return sympy.integrate(integrand, (x, lower, upper), conds="none")
 
@@ -223,7 +320,13 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
         piece = _merged(_resolve_kinks(_merged(integrand), x, inside))
         unsuited = _beyond_gaussian_integrals(piece, x)
         if unsuited is not None:
-            return None, unsuited
+            closed = _by_euler_gamma(piece, x, lower, upper)
+            if closed is None:
+                return None, unsuited
+            value, euler_steps = closed
+            steps += euler_steps
+            total += value
+            continue
         try:
             value = run_with_budget(_integrate, piece, x, lower, upper, seconds=budget,
                                     what=f"the Rényi integral over ({lower}, {upper})")
@@ -480,7 +583,15 @@ def _sum_of_powers(spec, first, second, arguments, budget):
 
 def _kl_limit(textbook: sympy.Expr, steps: list) -> sympy.Expr:
     """KL = lim_{a -> 0} D_{1+a} (L'Hôpital: the sum is 1 at a = 0)."""
-    kl = sympy.simplify(sympy.limit(textbook, _EXCESS, 0, "+"))
+    near_one = near_order_one(textbook)
+    # max is continuous: the limit of the larger direction is the larger of the limits.
+    directions = near_one.args if isinstance(near_one, sympy.Max) else (near_one,)
+    try:
+        kl = sympy.Max(*(sympy.simplify(sympy.limit(direction, _EXCESS, 0, "+"))
+                         for direction in directions))
+    except (NotImplementedError, ValueError) as error:
+        raise DerivationError(f"the limit alpha -> 1 of the Rényi divergence: SymPy's limit "
+                              f"failed ({type(error).__name__}: {error})") from None
     # force=True splits logarithms of products: their arguments are density values (> 0).
     combined = _tidy_remainder(sympy.expand_log(kl, force=True))
     kl = min((kl, combined), key=sympy.count_ops)

@@ -102,6 +102,8 @@ class Verified:
 def digits_of_agreement(symbolic, numeric, scale=None) -> float:
     """``-log10`` of the error relative to ``scale`` (default: the value), capped at the
     working precision."""
+    if mpmath.isinf(symbolic) and symbolic == numeric:
+        return float(WORKING_DIGITS)  # both sides found the same divergence (D_alpha = +oo)
     scale = scale if scale is not None else max(abs(symbolic), abs(numeric))
     error = abs(symbolic - numeric)
     if error == 0 or scale == 0:

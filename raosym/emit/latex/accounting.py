@@ -112,8 +112,9 @@ def _comparison(verified: Verified) -> dict | None:
             "epsilon": _pure_epsilon(verified, point),
             "kl": evaluate(curve.kl, point),
             "rho": None if curve.rho is None else evaluate(curve.rho, point),
-            "rdp": [evaluate(unrewritten(curve.stable), {**point, ALPHA: mpmath.mpf(order)})
-                    for order in ORDERS],
+            "rdp": [evaluate(unrewritten(curve.stable if curve.stable is not None
+                                         else curve.textbook),
+                             {**point, ALPHA: mpmath.mpf(order)}) for order in ORDERS],
         }
     return {
         "parameter": tex_text(mechanism.calibrated.name),
@@ -123,5 +124,5 @@ def _comparison(verified: Verified) -> dict | None:
         "kl": mpmath.nstr(values["kl"], 8),
         "rho": "--" if values["rho"] is None else mpmath.nstr(values["rho"], 8),
         "orders": list(ORDERS),
-        "rdp": [mpmath.nstr(v, 8) for v in values["rdp"]],
+        "rdp": [r"$\infty$" if mpmath.isinf(v) else mpmath.nstr(v, 8) for v in values["rdp"]],
     }

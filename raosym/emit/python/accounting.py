@@ -154,12 +154,15 @@ def accounting_context(verified: Verified) -> dict | None:
             "formula": sympy.sstr(mechanism.calibration.xreplace(rename)),
             **_function(mechanism.calibration, rename, scalars),
         }
-    if curve.closed and curve.stable is not None:
+    if curve.closed:
+        # Without a stable rewrite (the directions differ), the closed form itself: the gate
+        # measures how well it does.
+        printed = curve.stable if curve.stable is not None else curve.textbook
         context["rdp"] = {
-            "scalar": _scalar_function(curve.stable, rename),
+            "scalar": _scalar_function(printed, rename),
             "textbook": sympy.sstr(curve.textbook.xreplace(rename)),
             "rho": None if curve.rho is None else sympy.sstr(curve.rho.xreplace(rename)),
-            **_function(curve.stable, rename, scalars),
+            **_function(printed, rename, scalars),
         }
         context["kl"] = {
             "textbook": sympy.sstr(curve.kl.xreplace(rename)),
