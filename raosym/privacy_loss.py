@@ -235,6 +235,10 @@ class ContinuousLoss:
         losses = self.loss(cuts[first:last + 2])
         return float(np.min(losses)), float(np.max(losses))
 
+    def greatest_loss(self) -> float:
+        """The greatest loss where the output has mass (:meth:`loss_range`)."""
+        return self.loss_range()[1]
+
 
 def _density(log_density, x) -> np.ndarray:
     """f = exp(log f), 0 where log f is -inf or undefined (both log-densities underflowed
@@ -363,6 +367,11 @@ class DiscreteOutputs:
 
     def reversed(self) -> DiscreteOutputs:
         return DiscreteOutputs(self.log_second, self.log_first)
+
+    def greatest_loss(self) -> float:
+        """The greatest loss over the outputs that have mass under D."""
+        return max(log_mass - self.log_second[x] for x, log_mass in self.log_first.items()
+                   if log_mass > -math.inf)
 
     def hockey_stick(self, epsilon: float) -> float:
         """δ(ε) = Σ f_D(x) (1 - e^{ε-L(x)})₊, exactly (a sum)."""
