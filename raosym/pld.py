@@ -9,8 +9,9 @@ release, which PLD to hand it:
 - a mechanism whose derivation file's density *is* (SymPy proves the standardized densities
   equal, with the other parameters at their values) Gaussian or Laplace noise in its location
   and scale: dp_accounting's own ``from_gaussian_mechanism`` / ``from_laplace_mechanism``;
-- a mechanism with a finite discrete support (randomized response): the exact probability
-  mass functions of the two adjacent outputs, through ``from_two_probability_mass_functions``;
+- a mechanism with a finite discrete support (randomized response): the exact masses of the
+  two adjacent outputs at every support point (the generated ``log_output_density`` and
+  ``privacy_loss``), through ``from_two_probability_mass_functions``;
 - any other mechanism: the PLD of its privacy-loss random variable ``L = log f_D(X)/f_D'(X)``
   discretized from the generated functions (:mod:`raosym.privacy_loss`), handed to
   ``PrivacyLossDistribution.create_from_rounded_probability``.
