@@ -700,6 +700,15 @@ def add_commands(subparsers) -> None:
         metavar="MECHANISM:NAME=VALUE[:...][:repeat=N]",
         help="another mechanism released as well (repeatable), composed with the first, e.g. "
              "laplace_location:b=2:repeat=10 (sensitivity defaults to 1)")
+    account_parser.add_argument(
+        "--accountant", choices=("rdp", "pld"), default="rdp",
+        help="rdp (default): RDP curves converted to (ε, δ); pld: also the tight ε of the "
+             "privacy-loss distributions composed by Google's dp_accounting (pip install "
+             "'raosym[dp]'), reported as dp.pld")
+    account_parser.add_argument(
+        "--pld-interval", type=float, default=None, metavar="H",
+        help="with --accountant pld: the spacing of the privacy-loss grid (default 1e-4); "
+             "the pessimistic ε is at most releases·H above the exact one")
     account_parser.set_defaults(run=_account_command)
 
     calibrate_parser = subparsers.add_parser(
@@ -782,6 +791,14 @@ def _account_command(arguments) -> int:
     releases = [Release(mechanism, values, arguments.repeat)]
     releases += [_release(text, arguments.generated) for text in arguments.also]
     summary = account(releases, delta=arguments.delta)
+    if arguments.accountant == "pld":
+        from raosym import pld
+
+        summary["dp"]["pld"] = pld.pld_epsilon(
+            releases, arguments.delta,
+            pld.INTERVAL if arguments.pld_interval is None else arguments.pld_interval).as_json()
+    elif arguments.pld_interval is not None:
+        raise AccountingError("--pld-interval goes with --accountant pld")
     print(json.dumps(summary) if arguments.json else _account_text(summary))
     return 0
 
@@ -824,11 +841,15 @@ def _account_text(summary: dict) -> str:
                      "family with the noise scale fixed; θ adds in quadrature)")
     if "kl" in summary:
         lines.append(f"  KL       {summary['kl']['total']:.10g}")
-    for dp in summary["dp"].values():
+    for dp in (summary["dp"][conversion] for conversion in CONVERSIONS):
         note = ("  (minimum at the end of the α range: the curve flattens)"
                 if dp["at_boundary"] else "")
         lines.append(f"  (ε, δ)   ε = {dp['epsilon']:.10f} at δ = {dp['delta']:g}, "
                      f"optimal α = {dp['alpha']:.6g}  [{dp['reference']}]{note}")
+    if "pld" in summary["dp"]:
+        from raosym.pld import guarantee_text
+
+        lines.append(guarantee_text(summary["dp"]["pld"]))
     return "\n".join(lines)
 
 

@@ -5,6 +5,8 @@ draws what ``raosym generate`` emitted; nothing is derived here. Figures:
 
 - ``geodesics``: geodesic rays and Rao balls of a two-coordinate family
   (:mod:`raosym.geodesic_plot`);
+- ``composition``: Mironov 2017, Figure 2, bounds on self-composed pure-DP mechanisms
+  (:mod:`raosym.composition_plot`);
 - ``rdp``: RDP budget curves ε(α) of mechanisms for α in (1, α_max], one panel per mechanism,
   in the style of Mironov 2017, Figure 1 (randomized response, Laplace, Gaussian);
   the KL divergence, the α → 1 limit, is marked at α = 1.
@@ -142,6 +144,7 @@ def add_commands(subparsers) -> None:
     figures = plot.add_subparsers(dest="figure", required=True, metavar="FIGURE")
     _add_rdp(figures)
     _add_geodesics(figures)
+    _add_composition(figures)
 
 
 def appendix_figures(generated: str | Path, folder: Path) -> list[Path]:
@@ -163,6 +166,17 @@ def _add_geodesics(figures) -> None:
                     "metric) and Rao balls as geodesic circles, with the level sets of the "
                     "generated rao_distance over them.")
     geodesic_plot.add_arguments(geodesics)
+
+
+def _add_composition(figures) -> None:
+    from raosym import composition_plot
+
+    composition = figures.add_parser(
+        "composition", help="bounds on self-composed pure-DP mechanisms (Mironov 2017, Figure 2)",
+        description="Naive composition, advanced composition with optimal δ', the generic "
+                    "Proposition 4 bound and the RDP bound on Pr[f(D) ∈ S]/δ₀ for k releases "
+                    "of randomized response and Laplace noise, on a log scale.")
+    composition_plot.add_arguments(composition)
 
 
 def _add_rdp(figures) -> None:

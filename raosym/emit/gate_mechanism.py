@@ -12,7 +12,12 @@ the arguments' domains and the values each must return:
 - a curve without closed form: the Rényi integral (and KL) by the verify stage's mpmath
   quadrature at the float inputs, at fewer points (each reference is a quadrature), with
   orders near 1, ordinary and large, and noise small, equal to and larger than the
-  sensitivity, at sensitivities 1e-6, 1 and 1e6 (the curve depends on their ratio only).
+  sensitivity, at sensitivities 1e-6, 1 and 1e6 (the curve depends on their ratio only);
+- ``log_output_density`` and ``privacy_loss``: the verified log-densities of the two outputs
+  (and their difference) by mpmath at the same float inputs, at outputs from 1e3 scales below
+  0 to 1e3 scales above the sensitivity (every support point of a discrete mechanism); the
+  loss is a difference of two logarithms, so its error is measured against their magnitudes
+  ``|log f_D| + |log f_D'|``, the density's against ``max(|log f_D|, 1)``.
 """
 
 from __future__ import annotations
@@ -50,6 +55,12 @@ NEIGHBOUR_BUDGETS = (1e-300, 1e-12, 1e-6, 0.5, 1.0, 3.0, math.pi - 1e-9, math.pi
 #: which then misses it (generalized Gaussian, N = 4.9, order 32: 4e-5 off).
 NUMERIC_ORDERS = (1.001, 2.0, 5.0)
 NUMERIC_ADDITIVE = ((1.0, 1.0), (1.0, 0.5), (1.0, 10.0), (1e-6, 1e-6))
+#: (sensitivity, scale) of the additive outputs' probes, and the outputs, in scales from 0
+#: and from the sensitivity (the two locations).
+OUTPUT_ADDITIVE = ((1.0, 1.0), (0.3, 2.7), (1.0, 1e-3), (1.0, 1e3), (1e-6, 1e-6), (1e6, 1e6))
+OUTPUT_OFFSETS = (-1e3, -30.0, -3.0, -0.5, 0.0, 0.5, 3.0, 30.0, 1e3)
+#: Outputs of a discrete mechanism whose support is not a finite set of numbers.
+OUTPUT_INTEGERS = (0, 1, 2, 3, 5, 10, 100)
 #: Working digits of the quadrature references (the tolerance is 1e-12).
 NUMERIC_REFERENCE_DIGITS = 25
 
@@ -77,6 +88,7 @@ def mechanism_probes(verified) -> list[Probe]:
         probes += _closed_curve_probes(mechanism, positional, keywords, settings)
     else:
         probes += _numeric_curve_probes(derivation, positional, keywords, base)
+    probes += _output_probes(derivation, positional, keywords, settings, base)
     return probes
 
 
@@ -171,6 +183,48 @@ def _numeric_curve_probes(derivation, positional, keywords, base) -> list[Probe]
             probes += _probe("rdp_epsilon", (alpha, *args), kwargs,
                              reference.renyi(point, alpha), NUMERIC_CURVE_TOLERANCE)
     return probes
+
+
+def _output_probes(derivation, positional, keywords, settings, base) -> list[Probe]:
+    """``log_output_density`` and ``privacy_loss`` against the verified log-densities."""
+    from raosym.derive.divergence import log_density
+
+    spec, mechanism = derivation.spec, derivation.mechanism
+    first = Reference(log_density(mechanism.renyi.first))
+    second = Reference(log_density(mechanism.renyi.second))
+    probes = []
+    for point, outputs in _output_points(spec, mechanism, positional, settings, base):
+        args, kwargs = _arguments(positional, point), _keywords(keywords, point)
+        for output in outputs:
+            values = {**point, spec.variable: output}
+            log_first, log_second = first(values), second(values)
+            if log_first is None:
+                continue
+            probes.append(Probe("log_output_density", (output, *args), kwargs, (log_first,),
+                                (max(abs(log_first), 1),), CLOSED_TOLERANCE))
+            if log_second is not None:
+                probes.append(Probe("privacy_loss", (output, *args), kwargs,
+                                    (log_first - log_second,),
+                                    (abs(log_first) + abs(log_second),), CLOSED_TOLERANCE))
+    return probes
+
+
+def _output_points(spec, mechanism, positional, settings, base) -> list[tuple[dict, list]]:
+    """``(parameter point, outputs)`` pairs at which the outputs' functions are probed."""
+    if mechanism.kind == "additive":
+        delta, scale = positional[:2]
+        pairs = []
+        for sensitivity, noise in OUTPUT_ADDITIVE:
+            outputs = sorted({offset * noise + centre for offset in OUTPUT_OFFSETS
+                              for centre in (0.0, sensitivity)} | {sensitivity / 2})
+            pairs.append(({**base, delta: sensitivity, scale: noise}, outputs))
+        return pairs
+    support = spec.support
+    if support.kind == "finite" and all(getattr(p, "is_number", False) for p in support.points):
+        outputs = [float(p) for p in support.points]
+    else:
+        outputs = [float(n) for n in OUTPUT_INTEGERS]
+    return [(point, outputs) for point in settings]
 
 
 class CurveReference:

@@ -9,7 +9,11 @@ of ``templates/accounting.py.j2``, included at the end of ``module.py.j2``:
 - ``rdp_epsilon(alpha, ...)``: the RDP curve, vectorized over alpha (and broadcasting with the
   other arguments), printed from the *stable* form that :mod:`raosym.derive.divergence`
   derived (every rewrite proved equal to the textbook curve);
-- ``kl_divergence(...)``.
+- ``kl_divergence(...)``;
+- ``log_output_density(x, ...)`` and ``privacy_loss(x, ...)``: log f_D(x) and the privacy
+  loss L(x) = log f_D(x) - log f_D'(x) of the outputs on adjacent datasets, from the same
+  log-densities as the quadrature of a curve without closed form (the input of the tight
+  accounting in :mod:`raosym.privacy_loss`).
 
 Arguments are named as in the derivation file (``b``, ``sigma``, ``p``); the sensitivity
 ``Delta`` is ``sensitivity``. Other constants of the family (a shape ``N``) are keyword-only.
@@ -144,6 +148,7 @@ def accounting_context(verified: Verified) -> dict | None:
         "reason": curve.reason,
         "series": _series_coefficients(),
         "numeric": None,
+        "outputs": _outputs_context(spec, curve, rename, scalars, names),
         "tolerance": repr(QUADRATURE_TOLERANCE),
     }
     if mechanism.calibration is not None:
@@ -170,7 +175,7 @@ def accounting_context(verified: Verified) -> dict | None:
                         scalars),
         }
     if not curve.closed:
-        context["numeric"] = _numeric_context(spec, curve, rename, scalars)
+        context["numeric"] = context["outputs"]
     context["uses_math"] = _uses_math(context)
     return context
 
@@ -180,8 +185,7 @@ def _uses_math(context: dict) -> bool:
     constant's calibration, the scalar fast path, the scalar helpers)."""
     functions = [context["theta"]] + [context[key] for key in ("calibration", "rdp", "kl")
                                       if context[key] is not None]
-    if context["numeric"]:
-        functions += [context["numeric"]["log_first"], context["numeric"]["log_second"]]
+    functions += [context["outputs"]["log_first"], context["outputs"]["log_second"]]
     if context["rdp"] is not None:
         functions.append(context["rdp"]["scalar"])
     helpers = {h for f in functions for h in f.get("helpers", [])}
@@ -213,9 +217,11 @@ def _log_of_sum(function: sympy.log) -> sympy.Expr:
     return function
 
 
-def _numeric_context(spec, curve, rename, scalars) -> dict:
-    """Log-densities of the two adjacent outputs, as functions of the variable, for the
-    quadrature of a curve without closed form; the breaks are the kinks (0 and Delta)."""
+def _outputs_context(spec, curve, rename, scalars, names) -> dict:
+    """Log-densities of the two adjacent outputs, as functions of the variable (the local
+    ``_x``): for ``log_output_density`` and ``privacy_loss``, and for the quadrature of a curve
+    without closed form (whose breaks are the kinks, 0 and Delta). The public functions take
+    the variable by its name in the derivation file, checked against the support."""
     x = spec.variable
     local = sympy.Symbol("_x", real=True)  # a parameter name never starts with _
 
@@ -225,11 +231,43 @@ def _numeric_context(spec, curve, rename, scalars) -> dict:
                             lambda e: sympy.loggamma(e.args[0].args[0]))
         return expr.replace(lambda e: isinstance(e, sympy.log), _log_of_sum)
 
+    argument = x.name
+    if argument in set(names.values()):
+        raise EmitError(f"{spec.path}: the variable '{argument}' has the name of an argument "
+                        "of the accounting functions; rename it")
     return {
         "log_first": _function(logarithm(curve.first), rename, scalars),
         "log_second": _function(logarithm(curve.second), rename, scalars),
         "variable": "_x",
+        "argument": argument,
+        "support": _support_requirement(spec.support),
+        "first": sympy.sstr(curve.first.xreplace(rename)),
+        "second": sympy.sstr(curve.second.xreplace(rename)),
     }
+
+
+def _support_requirement(support) -> dict:
+    """``(domain text, lower, upper, closed, integer)`` of the variable for ``_require``: the
+    support's numeric bounds (the least and greatest point of a finite set), else the real
+    line (a bound that depends on a parameter is not checked)."""
+    lower, upper = support.lower, support.upper
+    closed = (not support.lower_open, not support.upper_open)
+    if support.kind == "finite" and support.points and all(
+            sympy.sympify(point).is_number for point in support.points):
+        values = [sympy.sympify(point) for point in support.points]
+        lower, upper, closed = min(values), max(values), (True, True)
+    if not (lower.is_number and upper.is_number):
+        lower, upper, closed = sympy.S.NegativeInfinity, sympy.S.Infinity, (False, False)
+
+    def bound(value):
+        return repr(float(value)) if value.is_finite else ("-np.inf" if value < 0 else "np.inf")
+
+    closed = (closed[0] and bool(lower.is_finite), closed[1] and bool(upper.is_finite))
+    domain = (support.text if support.kind == "finite" else
+              f"{'[' if closed[0] else '('}{lower}, {upper}{']' if closed[1] else ')'}"
+              + (" (integers)" if support.discrete else ""))
+    return {"domain": domain, "lower": bound(lower), "upper": bound(upper),
+            "closed": f"({closed[0]}, {closed[1]})", "integer": str(bool(support.discrete))}
 
 
 def _argument_names(spec, mechanism) -> dict:
