@@ -66,11 +66,17 @@ def verified(catalog, name):
 
 @pytest.fixture(scope="session")
 def generated_tree(catalog, tmp_path_factory):
-    """The emit and write stages run once on the whole catalog, into a temporary folder."""
+    """The emit and write stages run once on the whole catalog, into a temporary folder (the
+    emitted-code gate included: the only time the tests gate the whole catalog)."""
     from raosym import pipeline
 
+    from raosym.cache import DerivationCache
+
     output = tmp_path_factory.mktemp("generated")
+    # Rendered files go into the session cache, so that a later `raosym generate` answering
+    # from it (the CLI tests) takes them from there instead of rendering and gating again.
     generation = pipeline.generate_from(list(catalog.values()), output=output,
-                                        families=set(family_names()))
+                                        families=set(family_names()),
+                                        cache=DerivationCache(SESSION_CACHE))
     assert not generation.failures, [str(failure.error) for failure in generation.failures]
     return output

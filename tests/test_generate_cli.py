@@ -6,6 +6,7 @@ by a lookup into it, so the CLI runs the emit and write stages without deriving 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import subprocess
 import sys
@@ -26,9 +27,12 @@ def snapshot(folder: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture
-def derived(catalog, monkeypatch):
-    """Make the pipeline answer from the session's catalog; returns the outcomes by name."""
-    outcomes = dict(catalog)
+def derived(catalog, generated_tree, monkeypatch):
+    """Make the pipeline answer from the session's catalog; returns the outcomes by name.
+    They count as cache hits, so their files come from the render cache that generated_tree
+    filled (rendering and gating the catalog again in every test would take minutes)."""
+    outcomes = {name: dataclasses.replace(outcome, cached=True)
+                for name, outcome in catalog.items()}
 
     def run_families(names, *, jobs=None, **options):  # options: cache, on_step
         return [outcomes[Path(name).stem] for name in names]
@@ -109,6 +113,8 @@ def test_failure_half_way_leaves_the_output_unchanged(derived, tmp_path, monkeyp
         return real_render(verified)
 
     monkeypatch.setattr(latex, "render", render_failing_on_the_third_family)
+    for name, outcome in derived.items():  # rendered now, not taken from the render cache
+        derived[name] = dataclasses.replace(outcome, cached=False)
     with pytest.raises(RuntimeError, match="renderer crashed"):
         generate(output)
     assert snapshot(output) == before
@@ -164,11 +170,16 @@ def test_pdf(derived, tmp_path):
     assert not list((output / "latex").glob("*.aux"))
 
 
-def test_committed_generated_folder_is_up_to_date(catalog):
-    """The one comparison with the committed generated/: `raosym generate --check`."""
+def test_committed_generated_folder_is_up_to_date(catalog, generated_tree):
+    """The one comparison with the committed generated/: `raosym generate --check`, with the
+    files generated_tree rendered this session (from the render cache)."""
     failed = [name for name, outcome in catalog.items() if outcome.error is not None]
     assert not failed, f"families that did not verify: {failed}"
-    generation = pipeline.generate_from(list(catalog.values()), output=REPOSITORY / "generated",
-                                        families=set(FAMILIES), check=True)
+    from raosym.cache import DerivationCache
+
+    outcomes = [dataclasses.replace(outcome, cached=True) for outcome in catalog.values()]
+    generation = pipeline.generate_from(outcomes, output=REPOSITORY / "generated",
+                                        families=set(FAMILIES), check=True,
+                                        cache=DerivationCache(os.environ["RAOSYM_CACHE"]))
     assert generation.diff == "", "generated/ is out of date: run `raosym generate`\n" + \
         generation.diff[:5000]

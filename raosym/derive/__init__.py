@@ -45,6 +45,10 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
             distance = derive_distance(spec, fisher, geometry, budget=budget)
         except DerivationError as error:
             unavailable.append(Unavailable("Rao distance", f"not derived: {error}"))
+    elif not numeric:
+        unavailable.append(Unavailable(
+            "Rao distance", f"not derived: raosym derives Rao distances (closed, or by numeric "
+            f"geodesics) for one and two coordinates; this family has {len(spec.coordinates)}"))
     distance_seconds = time.perf_counter() - distance_started
     mechanism = None
     if spec.mechanism is not None:

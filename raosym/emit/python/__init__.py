@@ -83,6 +83,10 @@ def with_accuracy(source: str, accuracy: dict) -> str:
     return "\n".join(lines)
 
 
+#: Helpers of helpers.py.j2 that do not call ``math``.
+MATH_FREE_HELPERS = frozenset({"ive", "recompute"})
+
+
 def module_context(verified: Verified) -> dict:
     """Everything the module template lays out, as strings."""
     derivation = verified.derivation
@@ -135,7 +139,7 @@ def module_context(verified: Verified) -> dict:
         "accounting": (accounting := accounting_context(verified)),  # mechanisms only
         # math is imported only when used: by a helper (factorials), a scalar gamma or the
         # numeric geodesic solver.
-        "uses_math": bool(helpers) or bool(numeric_entries)
+        "uses_math": bool(helpers - MATH_FREE_HELPERS) or bool(numeric_entries)
         or any("math." in code for code in printed)
         or bool(distance and not distance["closed"])
         or bool(accounting and accounting["uses_math"]),
