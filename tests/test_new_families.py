@@ -292,6 +292,22 @@ NUMERIC_WRITTEN = {
 }
 
 
+#: Additive Gumbel noise: D_alpha = +oo for alpha >= e**d/(e**d - 1), d = Delta/s (MATH.md 6).
+GUMBEL_NOISE = """name = "gumbel_noise"
+variable = "x"
+support = "real"
+density = "exp(-(x - mu)/s - exp(-(x - mu)/s))/s"
+
+[coordinates]
+mu = "real"
+s = "positive"
+
+[mechanism]
+location = "mu"
+scale = "s"
+"""
+
+
 def log_mixture(x, mu):
     return mpmath.log((mpmath.exp(-(x - mu) ** 2 / 2) + mpmath.exp(-(x + mu) ** 2 / 2))
                       / (2 * mpmath.sqrt(2 * mpmath.pi)))
@@ -324,6 +340,9 @@ def written(tmp_path_factory):
         path = folder / f"{name}.toml"
         path.write_text(_derivation_file(name))
         paths.append(str(path))
+    path = folder / "gumbel_noise.toml"
+    path.write_text(GUMBEL_NOISE)
+    paths.append(str(path))
     run = subprocess.run([sys.executable, "-m", "raosym", "derive", "--json", *paths],
                          capture_output=True, text=True, cwd=REPOSITORY, timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
@@ -404,3 +423,39 @@ def test_a_domain_bounded_by_pi_is_sampled(tmp_path):
         values = [point[spec.coordinate_symbols[0]] for point in sample_points(spec, 5)]
         assert all(-mpmath.pi < value < mpmath.pi for value in values)
         assert any(mpmath.pi - value < mpmath.pi / 100 for value in values)  # the edge point
+
+
+def _gumbel_renyi(alpha, d):
+    """D_alpha between Gumbel densities whose locations differ by d*s (either sign), from
+    the integral e**((1 - alpha) d)/(alpha + (1 - alpha) e**d) of MATH.md section 6."""
+    rate = alpha + (1 - alpha) * mpmath.exp(d)
+    if rate <= 0:
+        return mpmath.inf
+    return mpmath.log(mpmath.exp((1 - alpha) * d) / rate) / (alpha - 1)
+
+
+def test_gumbel_noise_curve_is_infinite_beyond_its_threshold(written):
+    """Issue 10, item 6: the RDP curve of additive Gumbel noise is closed, +oo from
+    alpha = e**d/(e**d - 1) on (never a complex log or nan), and its KL is the limit."""
+    report = written["gumbel_noise"]
+    assert report["unavailable"] == [] and report["mechanism"]["rdp_closed"] is True
+    names = ("alpha", "Delta", "s")
+    symbols = {name: sympy.Symbol(name, positive=True) for name in names}
+    curve = sympy.sympify(report["mechanism"]["rdp_curve"], locals=symbols)
+    kl = sympy.sympify(report["mechanism"]["kl"], locals=symbols)
+    with mpmath.workdps(30):
+        for alpha, delta, s in (("1.5", "1", "1"), ("1.58", "1", "1"), ("1.6", "1", "1"),
+                                ("2", "1", "1"), ("40", "0.5", "20"), ("1.001", "3", "2")):
+            alpha, delta, s = mpmath.mpf(alpha), mpmath.mpf(delta), mpmath.mpf(s)
+            d = delta / s
+            expected = max(_gumbel_renyi(alpha, d), _gumbel_renyi(alpha, -d))
+            value = sympy.N(curve.subs({symbols["alpha"]: alpha, symbols["Delta"]: delta,
+                                        symbols["s"]: s}), 30)
+            if expected == mpmath.inf:
+                assert value == sympy.oo, (alpha, d, value)
+            else:
+                assert abs(mpmath.mpf(value) - expected) <= 1e-25 * expected, (alpha, d)
+        d = mpmath.mpf("0.7")
+        expected_kl = mpmath.exp(d) - 1 - d  # the larger direction's limit alpha -> 1
+        value = sympy.N(kl.subs({symbols["Delta"]: sympy.Float("0.7", 30), symbols["s"]: 1}), 30)
+        assert abs(mpmath.mpf(value) - expected_kl) <= 1e-25 * expected_kl
