@@ -286,9 +286,11 @@ def _numeric_entry(spec, i, j, name, definition, pair) -> FisherEntry:
     form exists: only that these rungs did not find one."""
     tried = ", ".join(strategy for strategy, _ in _entry_rungs(spec))
     step = ProofStep(
-        "No rung of the ladder closed this entry: it is computed numerically.",
+        "None of the methods tried gives this entry in closed form: it is computed "
+        "numerically.",
         None, name,
-        f"the rungs tried ({tried}) found no closed form; the expectation is evaluated by "
+        f"the methods tried ({tried}) found no closed form, which does not prove that none "
+        "exists; the expectation is evaluated by "
         "quadrature (summation) and certified at every sampled point by two independent "
         "numeric methods", NUMERIC)
     return FisherEntry(i, j, None, NUMERIC, (definition, step), scores=pair)
