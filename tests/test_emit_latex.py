@@ -124,7 +124,7 @@ def test_distance_subsection(catalog, generated_tree, name):
             assert sentence(prose.latex(step.justification)) in section
     else:
         # the structures tried, each with why it does not apply
-        assert prose.latex(distance.reason.split(". ")[0]) in section
+        assert sentence(prose.latex(distance.reason.split(". ")[0])) in section
         assert "relative tolerance" in section
 
 

@@ -112,9 +112,11 @@ class Prose:
     """Converts the engine's sentences for one family (its parameter names are
     mathematics wherever they stand as words)."""
 
-    def __init__(self, names: dict[str, str] | None = None):
+    def __init__(self, names: dict[str, str] | None = None, escape=tex_text):
         #: parameter name -> LaTeX (``lam`` -> ``\lambda``, ``N`` -> ``N``)
         self.names = dict(names or {})
+        #: how the words are escaped (the notebook display has its own, for MathJax)
+        self.escape = escape
 
     # ------------------------------------------------------------------ public
 
@@ -368,10 +370,10 @@ class Prose:
             return "-".join(
                 f"${self._word(part)}$" if (self._is_math_word(part) and len(part) > 1
                                             and part not in GREEK_WORDS)
-                or part in self.names else tex_text(part) for part in parts)
+                or part in self.names else self.escape(part) for part in parts)
         if token.kind == "group":
-            return tex_text(token.text)
-        return tex_text(token.text)
+            return self.escape(token.text)
+        return self.escape(token.text)
 
     def _math(self, tokens: list[_Token]) -> str:
         out: list[str] = []
@@ -437,7 +439,7 @@ class Prose:
                                                  if subscript else "")
         if text in ";:":
             return text + r"\, "
-        return r"\text{" + tex_text(text) + "}"
+        return r"\text{" + self.escape(text) + "}"
 
     def _math_group(self, group: _Token) -> str:
         name, opening, inner, closing = group.parts
@@ -536,7 +538,7 @@ class Prose:
             return " ".join(pieces)
         if re.fullmatch(r"[a-z]{2,3}", text):
             return text  # indices: g_ij
-        return rf"\mathrm{{{tex_text(text)}}}"
+        return rf"\mathrm{{{self.escape(text)}}}"
 
 
 def _touches_operator(tokens: list[_Token], index: int) -> bool:
