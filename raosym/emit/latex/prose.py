@@ -197,49 +197,42 @@ class Prose:
         return tokens
 
     def _group(self, tokens: list[_Token], force: bool = False) -> list[_Token]:
-        """Calls with their argument lists, and brackets or bars that hold only mathematics,
-        become single tokens (kind ``group``, text the source)."""
+        """Calls with their argument lists, and brackets or bars that hold only mathematics
+        (any bracket with ``force``), become single tokens (kind ``group``, text the
+        source, ``parts`` = (call name or None, opening, contents, closing))."""
         out: list[_Token] = []
         index = 0
         while index < len(tokens):
             token = tokens[index]
+            found = None
             if token.kind == "call" and index + 1 < len(tokens):
                 end = self._matching(tokens, index + 1)
                 if end is not None:
-                    inner = tokens[index + 2:end]
-                    group = _Token("group", "".join(t.text for t in tokens[index:end + 1]),
-                                   math=True)
-                    group.parts = (token, tokens[index + 1], self._group(inner, True),
-                                   tokens[end])
-                    out.append(group)
-                    index = end + 1
-                    continue
-                token.kind, token.math = "word", self._is_math_word(token.text)
-            if token.kind == "open":
+                    found = (token, index + 1, end, self._group(tokens[index + 2:end], True))
+                else:
+                    token.kind, token.math = "word", self._is_math_word(token.text)
+            elif token.kind == "open":
                 end = self._matching(tokens, index)
                 if end is not None:
                     inner = self._group(tokens[index + 1:end], force)
                     if force or self._all_math(inner):
-                        group = _Token("group", "".join(t.text for t in tokens[index:end + 1]),
-                                       math=True)
-                        group.parts = (None, token, inner, tokens[end])
-                        out.append(group)
-                        index = end + 1
-                        continue
-            if token.kind == "op" and token.text == "|":
+                        found = (None, index, end, inner)
+            elif token.kind == "op" and token.text == "|":
                 end = next((j for j in range(index + 1, len(tokens))
                             if tokens[j].kind == "op" and tokens[j].text == "|"), None)
                 if end is not None and end > index + 1:
                     inner = self._group(tokens[index + 1:end])
                     if self._all_math(inner):
-                        group = _Token("group", "".join(t.text for t in tokens[index:end + 1]),
-                                       math=True)
-                        group.parts = (None, token, inner, tokens[end])
-                        out.append(group)
-                        index = end + 1
-                        continue
-            out.append(token)
-            index += 1
+                        found = (None, index, end, inner)
+            if found is None:
+                out.append(token)
+                index += 1
+                continue
+            name, opening, end, inner = found
+            group = _Token("group", "".join(t.text for t in tokens[index:end + 1]), math=True)
+            group.parts = (name, tokens[opening], inner, tokens[end])
+            out.append(group)
+            index = end + 1
         return out
 
     @staticmethod
