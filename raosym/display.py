@@ -26,6 +26,19 @@ def _text(text: str) -> str:
     return rf"\text{{{plain_text(text)}}}"
 
 
+def _prose(text: str, spec) -> str:
+    """An engine sentence in math mode: its words in ``\text{...}``, its formulas (as the
+    LaTeX backend sets them, see :mod:`raosym.emit.latex.prose`) as math."""
+    from raosym.emit.latex.printer import symbol_latex
+    from raosym.emit.latex.prose import Prose
+
+    converted = Prose({p.name: symbol_latex(p.name) for p in spec.parameters},
+                      escape=plain_text).latex(text)
+    pieces = converted.split("$")
+    return "".join(rf"\text{{{piece}}}" if index % 2 == 0 else piece
+                   for index, piece in enumerate(pieces) if piece)
+
+
 def _printer(spec):
     from raosym.emit.latex.printer import ProofPrinter
 
@@ -90,11 +103,11 @@ def _derivation_rows(derivation) -> list[str]:
         rows.append(rf"&{_text('Proof of')}\ {symbol} = {printer.doprint(entry.value)}\ "
                     rf"{_text('(' + entry.strategy + ')')}")
         for number, step in enumerate(entry.steps, start=1):
-            rows.append(rf"&\quad {_text(f'{number}. {step.claim}')}")
+            rows.append(rf"&\quad {_prose(f'{number}. {step.claim}', spec)}")
             lhs = printer.doprint(step.lhs) if step.lhs is not None else ""
             for line in display_rows(lhs, step.rhs, printer):
                 rows.append(r"&\qquad " + line.replace("&", ""))
-            rows.append(rf"&\qquad {_text('because ' + step.justification)}")
+            rows.append(rf"&\qquad {_prose('because ' + step.justification, spec)}")
     return rows
 
 

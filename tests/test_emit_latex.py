@@ -14,7 +14,8 @@ import pytest
 from conftest import family_names, verified
 
 from raosym.emit.latex import TEMPLATES, render
-from raosym.emit.latex.printer import tex_text
+from raosym.emit.latex.printer import ProofPrinter, tex_text
+from raosym.emit.latex.prose import sentence
 from raosym.emit.pdf import compile_section, compile_tex
 from raosym.emit.render import environment
 
@@ -40,7 +41,7 @@ def test_appendix_compiles_and_includes_every_family(generated_tree, tmp_path):
     assert inputs == FAMILIES  # every family, sorted
     for source in latex.glob("*.tex"):
         shutil.copy(source, tmp_path / source.name)
-    result = compile_tex(tmp_path, "appendix.tex", runs=2)
+    result = compile_tex(tmp_path, "appendix.tex", settle=True)
     assert result.ok, result.errors
     assert result.pdf.stat().st_size > 10_000
 
@@ -49,6 +50,7 @@ def test_appendix_compiles_and_includes_every_family(generated_tree, tmp_path):
 def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
     """Every displayed step is one the engine recorded, shared steps shown once, in order."""
     derivation = verified(catalog, name).derivation
+    prose = ProofPrinter(derivation.spec).prose
     text = (generated_tree / "latex" / f"{name}.tex").read_text()
     items = [line[len("\\item "):] for line in text.splitlines() if line.startswith("\\item ")]
     entries = derivation.entries
@@ -65,14 +67,14 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
         expected += [step.claim for step in derivation.distance.steps]
     if derivation.mechanism is not None:  # the privacy-accounting subsection
         expected += [step.claim for step in derivation.mechanism.steps]
-    expected = [tex_text(claim) for claim in expected]
+    expected = [sentence(prose.latex(claim)) for claim in expected]
     # the "Not delivered" list: what is unavailable, and why
-    expected += [f"{tex_text(item.quantity)}: {tex_text(item.reason)}"
+    expected += [f"{tex_text(item.quantity)}: {prose.latex(item.reason)}"
                  for item in derivation.unavailable]
     assert items == expected
     for entry in entries:
         for step in entry.steps[shared:]:
-            assert tex_text(step.justification) in text
+            assert sentence(prose.latex(step.justification)) in text
 
 
 def test_exponential_family_steps_are_shared(generated_tree):
@@ -103,24 +105,26 @@ def test_distance_subsection(catalog, generated_tree, name):
     equal, and the numeric geodesic check; or, without a closed form, the reason."""
     derivation = verified(catalog, name).derivation
     distance = derivation.distance
+    prose = ProofPrinter(derivation.spec).prose
     text = (generated_tree / "latex" / f"{name}.tex").read_text()
     if distance is None:  # not derived: the section says so, with the reason
         (item,) = [u for u in derivation.unavailable if u.quantity == "Rao distance"]
-        assert r"\paragraph{Not delivered.}" in text and tex_text(item.reason) in text
+        assert r"\paragraph{Not delivered.}" in text and prose.latex(item.reason) in text
         return
     section = text[text.index(r"\subsection*{Rao distance}"):]
     section = section[:section.index("[Numeric verification]")]
     assert "Numeric geodesic check" in section
-    assert r"\texttt{rao\_distance} at" in section
+    assert r"\texttt{rao\_distance} computes at" in section
     if distance.closed:
-        assert tex_text(distance.structure) in section
+        assert prose.latex(distance.structure) in section
         assert "d(P_1, P_2)" in section
         strategies = [step.strategy for step in distance.steps]
         assert "stable form" in strategies and strategies.count("distance") >= 1
         for step in distance.steps:
-            assert tex_text(step.justification) in section
+            assert sentence(prose.latex(step.justification)) in section
     else:
-        assert tex_text(distance.reason) in section
+        # the structures tried, each with why it does not apply
+        assert sentence(prose.latex(distance.reason.split(". ")[0])) in section
         assert "relative tolerance" in section
 
 

@@ -332,8 +332,8 @@ def _close_beta(integrand, t, shape: _BetaShape, budget) -> Closed | None:
             lhs=beta_form,
             rhs=value,
             justification=(
-                "beta(a, b) = gamma(a)*gamma(b)/gamma(a + b) (SymPy integrate of the Beta "
-                "kernel for a, b > 0), then gamma(z + 1) = z*gamma(z) (gammasimp)."
+                "beta(a, b) = gamma(a)*gamma(b)/gamma(a + b) (SymPy's integrate of the Beta "
+                "kernel, for a, b > 0), then gamma(z + 1) = z*gamma(z) (SymPy's gammasimp)."
             ),
             strategy=BETA_STRATEGY,
         ),
@@ -623,23 +623,28 @@ def _sum_each(summands, n):
 
 def _series_steps(integrand, t, shape, form: _DirichletForm, dirichlet_form, value):
     q_text = f"q = exp(-{sympy.sstr(shape.rate * t)})"
+    # the exponential rate r of q = exp(-r*t), written out (1 is left out)
+    rate_n = "n" if shape.rate == 1 else f"({sympy.sstr(shape.rate)}*n)"
+    rate_power = "" if shape.rate == 1 else f"{sympy.sstr(shape.rate)}**(-s)*"
+    laplace = (f"Integral(t**k*exp(-{rate_n}*t), (t, 0, oo)) = k!/{rate_n}**(k + 1)")
     if form.absolute:
         termwise = (
             "For t > 0, 0 < q < 1 and the series converges absolutely; since "
-            "sum_n |c_n| * k!/(rate*n)**(k + 1) < oo, termwise integration is justified by "
-            "Fubini-Tonelli (dominated convergence), with Integral(t**k*exp(-rate*n*t), "
-            "(t, 0, oo)) = k!/(rate*n)**(k + 1)."
+            f"Sum(Abs(c_n)*k!/{rate_n}**(k + 1), (n, 1, oo)) < oo, termwise integration is "
+            f"justified by Fubini-Tonelli (dominated convergence), with {laplace}."
         )
     else:
         termwise = (
-            "Integral(t**k*exp(-rate*n*t), (t, 0, oo)) = k!/(rate*n)**(k + 1). The alternating "
+            f"{laplace}. The alternating "
             "coefficients grow polynomially, so the termwise series is summed by analytic "
             "continuation: for Re(s) large, Integral(t**(s - 1)*R_k(q), (t, 0, oo)) = "
-            "gamma(s)*rate**(-s)*sum_n c_n*n**(-s) by dominated convergence; the left side is "
+            f"gamma(s)*{rate_power}Sum(c_n*n**(-s), (n, 1, oo)) by dominated convergence; the "
+            "left side is "
             "analytic for Re(s) > (order of the pole of R_k at q = 1), which includes "
             "s = k + 1, and the right side is a combination of zeta(s - j), regular there, and "
             "of the entire Dirichlet eta(s - j); by the identity theorem they agree at "
-            "s = k + 1. So sum_n (-1)**(n + 1)*n**(-p) stands for eta(p) (its Abel sum; the "
+            "s = k + 1. So Sum((-1)**(n + 1)*n**(-p), (n, 1, oo)) stands for eta(p) (its Abel "
+            "sum; the "
             "ordinary sum when p >= 1)."
         )
     return (
@@ -660,9 +665,9 @@ def _series_steps(integrand, t, shape, form: _DirichletForm, dirichlet_form, val
             lhs=_half_line(form.rewritten, t),
             rhs=_half_line(form.expanded, t),
             justification=(
-                "Partial fractions in q: A/(1 - r*q)**m = A*sum_{n>=0} binomial(n + m - 1, m - 1)"
-                "*r**n*q**n for |q| < 1 and r = +1 or -1, plus a polynomial part; the n = 0 terms "
-                "cancel because R_k(0) = 0."
+                "Partial fractions in q: A/(1 - r*q)**m = Sum(A*binomial(n + m - 1, m - 1)"
+                "*r**n*q**n, (n, 0, oo)) for |q| < 1 and r = +1 or -1, plus a polynomial part; "
+                "the n = 0 terms cancel because R_k(0) = 0."
             ),
             strategy=SERIES_STRATEGY,
         ),
@@ -678,9 +683,10 @@ def _series_steps(integrand, t, shape, form: _DirichletForm, dirichlet_form, val
             lhs=dirichlet_form,
             rhs=value,
             justification=(
-                "SymPy summation: sum_n n**(-p) = zeta(p) for p >= 2 and sum_n (-1)**(n + 1)*"
-                "n**(-p) = eta(p) = (1 - 2**(1 - p))*zeta(p) for p >= 1 (eta(1) = log(2)); at "
-                "p <= 0 the continued values eta(0) = 1/2, eta(-1) = 1/4, eta(-2) = 0, ..."
+                "SymPy's summation: Sum(n**(-p), (n, 1, oo)) = zeta(p) for p >= 2 and "
+                "Sum((-1)**(n + 1)*n**(-p), (n, 1, oo)) = eta(p) = (1 - 2**(1 - p))*zeta(p) for "
+                "p >= 1 (eta(1) = log(2)); at p <= 0 the continued values eta(0) = 1/2, "
+                "eta(-1) = 1/4, eta(-2) = 0, and so on"
             ),
             strategy=SERIES_STRATEGY,
         ),

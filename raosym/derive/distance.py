@@ -238,8 +238,8 @@ def _half_plane_distance(problem: _Problem, location_index: int, scale_index: in
         "= 1 + 2z and both sides are non-negative",
         lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z)))
     steps.append(_equality_step(problem, textbook, stable,
-                                "the stable form: acosh(1 + tiny) loses every digit of tiny, "
-                                "asinh(√z) keeps them"))
+                                "for a tiny z, acosh(1 + 2z) loses the digits of z, "
+                                "2·asinh(√z) keeps them"))
     return RaoDistance("location-scale half-plane", textbook, stable,
                        (problem.first, problem.second), tuple(steps))
 
@@ -362,7 +362,7 @@ def _antiderivative(root, theta, domain, budget):
     step = ProofStep(
         f"An antiderivative of sqrt(g) on {domain.describe()}.",
         sympy.Integral(root, theta), antiderivative,
-        "SymPy integrate, with the branch valid on the domain; differentiating gives sqrt(g) "
+        "SymPy's integrate, with the branch valid on the domain; differentiating gives sqrt(g) "
         f"back (SymPy simplify, {theta} = {sympy.sstr(parametrized)} with {w} > 0)",
         "antiderivative")
     return antiderivative, [ProofStep(

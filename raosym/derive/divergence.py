@@ -340,9 +340,9 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
             return None, (f"SymPy returned no closed form on ({lower}, {upper}) for symbolic "
                           f"alpha (it gave {sympy.sstr(value)[:120]})")
         steps.append(ProofStep(f"The piece between {sympy.sstr(lower)} and "
-                               f"{sympy.sstr(upper)} (no kink inside: each |.| has a fixed "
-                               "sign there).", sympy.Integral(piece, (x, lower, upper)), value,
-                               "SymPy integrate", "split at kinks"))
+                               f"{sympy.sstr(upper)} (no kink inside: each absolute value "
+                               "has a fixed sign there).", sympy.Integral(piece, (x, lower, upper)),
+                               value, "evaluated by SymPy's integrate", "split at kinks"))
         total += value
     return total, tuple(steps)
 
@@ -631,6 +631,22 @@ def _forced(expr: sympy.Expr) -> sympy.Expr:
     return sympy.powsimp(sympy.expand(expr), force=True)
 
 
+#: The rewrite rules of the module docstring, as the proofs state them.
+RULES = {
+    1: "each term multiplied out as c_i exp(x_i)",
+    2: "`Σ w_i exp(y_i) + r = Σ w_i phi(y_i) + (r + Σ w_i + Σ w_i y_i)` with "
+       "`phi(y) = exp(y) - 1 - y >= 0`",
+    3: "`log(Σ c_i exp(x_i)) = M + log(Σ c_i exp(x_i - M))` for every M",
+    4: "`log(A) = log1p(A - 1) = -log1p(1/A - 1)` and `w exp(y) - w = w expm1(y)`, where "
+       "`log1p(y) = log(1 + y)` and `expm1(y) = exp(y) - 1` are evaluated without "
+       "cancellation",
+}
+
+
+def _rules(*numbers: int) -> str:
+    return "; ".join(RULES[number] for number in numbers)
+
+
 def _rewrite_step(claim, lhs, rhs, rule, steps) -> None:
     if not _checked_equal(lhs, rhs):
         raise DerivationError(f"the rewrite '{rule}' changed the value: {lhs} vs {rhs}")
@@ -646,31 +662,31 @@ def _stable_renyi(forward: sympy.Expr, steps: list) -> sympy.Expr | None:
         return None
     total = sympy.Add(*[c * sympy.exp(x) for c, x in terms])
     _rewrite_step("Each term of the sum is a coefficient times an exponential.",
-                  forward, total, "rule 1 (exponential split)", steps)
+                  forward, total, _rules(1), steps)
     if len(terms) == 1:
         (c, x), = terms
         stable = sympy.expand((sympy.log(c) + x) / a)
         stable = log1p_form(stable)
         _rewrite_step("One exponential: its logarithm is its exponent.", sympy.log(forward) / a,
-                      stable, "log(c*exp(x)) = log(c) + x", steps)
+                      stable, "`log(c*exp(x)) = log(c) + x`", steps)
         return stable
     small = log1p(second_order(total - 1)) / a
     _rewrite_step("Near privacy (largest exponent at most 2): the sum minus 1 as non-negative "
                   "second-order terms, phi(y) = exp(y) - 1 - y.", sympy.log(forward) / a, small,
-                  "rule 2 (second order)", steps)
+                  _rules(2), steps)
     exponents = [x for _, x in terms]
     # log(sum c_i e^x_i) = M + log(sum c_i e^(x_i - M)) holds for every M: proved with M a
     # free symbol, then M is the largest exponent (no overflow, and the rest lies in (0, 1]).
     shift = sympy.Dummy("M", real=True)
     generic = shift / a + sympy.log(sympy.Add(*[c * sympy.exp(x - shift) for c, x in terms])) / a
     _rewrite_step("Far from privacy: any M taken out of the logarithm of the sum.",
-                  sympy.log(forward) / a, generic, "rule 3 (log-sum-exp)", steps)
+                  sympy.log(forward) / a, generic, _rules(3), steps)
     largest, largest_over_a = _largest(exponents, a)
     # x - largest unfactored: factor() would split log(p/(1 - p)) into a difference again.
     inner = sympy.Add(*[c * sympy.exp(x - largest) for c, x in terms])
     shifted = log1p_form(sympy.log(inner))
     _rewrite_step("The remaining logarithm, with M the largest exponent, as log1p of a sum of "
-                  "expm1.", sympy.log(inner), shifted, "rule 4 (log1p/expm1)", steps)
+                  "terms expm1.", sympy.log(inner), shifted, _rules(4), steps)
     large = log1p_form(largest_over_a) + shifted / a
     small = log1p_form(small)
     return sympy.Piecewise((small, largest <= SWITCH), (large, True))
@@ -692,6 +708,7 @@ def _stable_kl(forward: sympy.Expr, kl: sympy.Expr, steps: list) -> sympy.Expr:
     derivative = sympy.diff(forward, _EXCESS).subs(_EXCESS, 0)
     stable = log1p_form(second_order(sympy.expand(derivative)))
     stable = stable if sympy.count_ops(stable) <= 3 * sympy.count_ops(kl) + 10 else kl
-    _rewrite_step("The KL divergence as non-negative second-order terms (KL = dS/da at a = 0, "
-                  "since S(0) = 1).", kl, stable, "rules 1, 2 and 4", steps)
+    _rewrite_step("The KL divergence as non-negative second-order terms (KL = S'(0), the "
+                  "derivative of the sum S at a = 0, since S(0) = 1).", kl, stable,
+                  _rules(1, 2, 4), steps)
     return stable

@@ -98,8 +98,8 @@ def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:
                 fisher_symbol(theta_i.name, theta_j.name),
                 value,
                 "log f is smooth in theta for every x and the support does not depend on "
-                "theta, so E[s_i s_j] = -E[d_i d_j log f] = d_i d_j A - sum_a "
-                "d_i d_j eta_a E[T_a]",
+                "theta, so `E[s_i s_j] = -E[∂_i ∂_j log f] = ∂_i ∂_j A - Σ_a (∂_i ∂_j eta_a) "
+                "E[T_a]`",
                 "exponential family",
             )
             entries.append(FisherEntry(i, j, value, "exponential family", (*steps, step)))
@@ -123,7 +123,7 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means):
         sympy.log(sympy.Function("f")(x)),
         form,
         "each term of log f is a function of theta times a function of x, or a function of "
-        "one of them alone",
+        "one of them alone: `log f = Σ_a eta_a(theta) T_a(x) - A(theta) + log h(x)`",
         "exponential family",
     )
     mean_steps = tuple(
@@ -131,8 +131,9 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means):
             "The scores have mean zero, which fixes the mean of each sufficient statistic.",
             Expectation(statistic),
             mean,
-            "differentiating the normalization 1 = sum/integral of f under the integral sign "
-            "gives E[s_i] = 0, i.e. J^T E[T] = grad A with J = d eta / d theta invertible",
+            "differentiating the normalization (the integral, or sum, of f is 1) under the "
+            "integral sign gives `E[s_i] = 0`, that is `J^T E[T] = ∇A` with the Jacobian "
+            "`J = ∂eta/∂theta` invertible",
             "exponential family",
         )
         for statistic, mean in zip(statistics, means)
@@ -257,7 +258,7 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
         "Definition: the Fisher information is the expected product of the scores.",
         name,
         _expectation_form(spec, integrand),
-        "s_i = d log f / d theta_i; the score-product form holds for every density, "
+        "`s_i = ∂log f/∂theta_i`; the score-product form holds for every density, "
         "including those with kinks",
         "definition",
     )
@@ -285,9 +286,11 @@ def _numeric_entry(spec, i, j, name, definition, pair) -> FisherEntry:
     form exists: only that these rungs did not find one."""
     tried = ", ".join(strategy for strategy, _ in _entry_rungs(spec))
     step = ProofStep(
-        "No rung of the ladder closed this entry: it is computed numerically.",
+        "None of the methods tried gives this entry in closed form: it is computed "
+        "numerically.",
         None, name,
-        f"the rungs tried ({tried}) found no closed form; the expectation is evaluated by "
+        f"the methods tried ({tried}) found no closed form, which does not prove that none "
+        "exists; the expectation is evaluated by "
         "quadrature (summation) and certified at every sampled point by two independent "
         "numeric methods", NUMERIC)
     return FisherEntry(i, j, None, NUMERIC, (definition, step), scores=pair)

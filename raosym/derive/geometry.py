@@ -88,7 +88,7 @@ def metric_only_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
     symbols stand in the matrix): no connection and no curvature are derived from it."""
     ds2 = line_element(coordinates, metric)
     steps = (ProofStep("The line element of the Fisher metric.", sympy.Symbol("ds") ** 2, ds2,
-                       "ds^2 = sum_ij g_ij dtheta^i dtheta^j", "geometry"),)
+                       "`ds^2 = Σ_ij g_ij dtheta^i dtheta^j`", "geometry"),)
     return Geometry(ds2, differentials(coordinates), None, None, None, steps)
 
 
@@ -96,7 +96,7 @@ def derive_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
     """Line element, Christoffel symbols and curvature of the Fisher metric."""
     ds2 = line_element(coordinates, metric)
     steps = [ProofStep("The line element of the Fisher metric.", sympy.Symbol("ds") ** 2, ds2,
-                       "ds^2 = sum_ij g_ij dtheta^i dtheta^j", "geometry")]
+                       "`ds^2 = Σ_ij g_ij dtheta^i dtheta^j`", "geometry")]
     if len(coordinates) == 1:
         # A one-dimensional manifold is flat: there is no intrinsic curvature.
         gamma = christoffel_symbols(coordinates, metric)
@@ -108,7 +108,8 @@ def derive_geometry(coordinates, metric: sympy.Matrix) -> Geometry:
         steps.append(ProofStep(
             "The scalar curvature, from the Christoffel symbols of the metric.",
             sympy.Symbol("R"), scalar,
-            "R = g^bd R^a_bad with the Levi-Civita connection of g", "geometry"))
+            "the trace `R = g^(bd) R_bd` of the Ricci tensor of the Levi-Civita connection of g",
+            "geometry"))
     if gaussian is not None:
         steps.append(ProofStep("The Gaussian curvature of the two-dimensional metric.",
                                sympy.Symbol("K"), gaussian, "K = R/2 in dimension two",

@@ -169,7 +169,7 @@ def _fold_symmetric(integrand, variable, *, budget) -> ClosedIntegral | None:
         integral,
         2 * sympy.Integral(half, (half_line, 0, sympy.oo)),
         f"substituting {variable} -> -{variable} leaves the integrand unchanged; on the "
-        "half-line every Abs and sign takes its positive branch",
+        "half-line every absolute value and sign takes its positive branch",
         "fold",
     )
     closed = _integrate(half, half_line, sympy.S.Zero, sympy.oo, budget=budget)
@@ -196,7 +196,7 @@ def _split_at_kinks(integral: sympy.Integral, points, *, budget) -> ClosedIntegr
         "Split the range at the kinks of the integrand.",
         integral,
         sympy.Add(*pieces, evaluate=False),
-        "on each piece every Abs and sign keeps one branch: "
+        "on each piece every absolute value and sign keeps one branch; the kinks are at "
         + ", ".join(f"{variable} = {sympy.sstr(point)}" for point in points),
         "split",
     )
@@ -239,7 +239,7 @@ def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
         raise DerivationError(
             f"could not close {sympy.sstr(integral)}: SymPy's integrate returned no closed form")
     value = tidy(value)
-    justification = "SymPy integrate (Risch, Meijer G and table methods)"
+    justification = "evaluated by SymPy's integrate (Risch, Meijer G and table methods)"
     if conditions:
         justification += "; converges when " + " and ".join(map(sympy.sstr, conditions))
     step = ProofStep("Integrate.", integral, value, justification, "integrate")

@@ -124,7 +124,8 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
     theta = delta * sympy.sqrt(metric)
     steps.append(ProofStep(
         f"Rao-DP budget at sensitivity {delta} = sup |h(D) - h(D')|.", THETA, theta,
-        "Soto (2025): the mechanism is theta-Rao-DP with theta = sup over adjacent D, D'",
+        "Soto (2025): the mechanism is theta-Rao-DP with theta the supremum of the Rao "
+        "distance d_R(f_D, f_D') over adjacent datasets D, D'",
         "rao-dp"))
     constant = sympy.powsimp(scale * sympy.sqrt(metric), force=True)  # scale > 0
     if constant.has(scale, mu):
@@ -167,7 +168,8 @@ def _composition(theta, scale, delta, steps) -> sympy.Expr:
         "Fisher metric is diag(g_1, g_2) (the cross term E[s_1 s_2] = E[s_1] E[s_2] = 0), a "
         "constant metric, so the distance is the Euclidean one in sqrt(g)-scaled coordinates.",
         sympy.Symbol("theta_joint"), joint,
-        f"equals sqrt(theta_1^2 + theta_2^2) = {sympy.sstr(rule)} (SymPy)", "composition"))
+        "SymPy confirms that this equals sqrt(theta_1^2 + theta_2^2), with theta_1 and theta_2 "
+        "the budgets of the two copies", "composition"))
     return joint
 
 

@@ -178,8 +178,9 @@ def _gamma_base(terms: list[_Term], t, lower, upper) -> _Euler:
         value += constant * sympy.gamma(s)
         substituted += constant * u ** (s - 1) * sympy.exp(-u)
         conditions.append(s)
+    # No substitution when the kernel is exp(-t) already (t then plays the part of u).
     return _Euler(value, sympy.Integral(substituted, (u, 0, sympy.oo)),
-                  f"u = {sympy.sstr(b * t**p)}",
+                  "" if b * t**p == t else f"u = {sympy.sstr(b * t**p)}",
                   "Euler's Gamma integral: Integral(u**(s - 1)*exp(-u), (u, 0, oo)) = gamma(s) "
                   "for s > 0", tuple(conditions))
 
@@ -305,7 +306,8 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
         return None
     normal_form = sympy.Add(*(term.expression(t) for term in terms))
     steps = [ProofStep(
-        "Expand the integrand into terms of the form c t^a (kernel) log^m.",
+        "Expand the integrand into terms c t^a K log^m B: a constant, a power of t, a power of "
+        "the kernel K and powers of the logarithms of its bases B.",
         sympy.Integral(integrand, (t, lower, upper)),
         sympy.Integral(normal_form, (t, lower, upper)),
         "algebraic identity: products multiplied out, logarithms of products and powers "
@@ -314,35 +316,37 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
         steps.append(ProofStep(
             "Write each logarithm as a derivative with respect to an auxiliary exponent.",
             sympy.Integral(normal_form, (t, lower, upper)), derivative_form,
-            "log(B)^m B^e = d^m/d epsilon^m B^(e + epsilon) at epsilon = 0; the log-free "
+            "`log(B)^m B^e = ∂^m/∂epsilon^m B^(e + epsilon)` at epsilon = 0; the log-free "
             "integrals below converge for all epsilon near 0 (their Euler parameters are "
             "positive at epsilon = 0), so differentiation under the integral sign is "
             "justified by dominated convergence", STRATEGY))
-    substitutions = ", ".join(dict.fromkeys(euler.substitution for euler in base_steps))
+    substitutions = ", ".join(dict.fromkeys(euler.substitution for euler in base_steps
+                                            if euler.substitution))
     identities = "; ".join(dict.fromkeys(euler.identity for euler in base_steps))
     termwise = ("every parameter is positive at epsilon = 0, so each term converges" if not
                 continued else _CONTINUATION)
     steps.append(ProofStep(
-        f"Substitute {substitutions}: each term is an Euler integral.",
+        f"Substitute {substitutions}: each term is an Euler integral." if substitutions
+        else "Each term is an Euler integral.",
         derivative_form if epsilon else sympy.Integral(normal_form, (t, lower, upper)),
         substituted_form,
-        "the substitution is a smooth monotone bijection onto the new range; then "
-        f"{identities}; {termwise}", STRATEGY))
+        ("the substitution is a smooth monotone bijection onto the new range; then "
+         if substitutions else "") + f"{identities}; {termwise}", STRATEGY))
     steps.append(ProofStep(
         "Evaluate the Euler integrals" + (" and differentiate at epsilon = 0." if epsilon
                                           else "."),
         substituted_form, value,
-        "d/dz gamma(z) = gamma(z) psi(z) and d/dz psi^(n)(z) = psi^(n+1)(z); psi(1) = -gamma_E,"
-        " psi'(1) = pi^2/6 (SymPy's diff and expand_func)" if epsilon
-        else "gamma(z + 1) = z gamma(z)", STRATEGY))
+        "`Γ'(z) = Γ(z) psi(z)` and the derivative of polygamma(n, z) is polygamma(n + 1, z); "
+        "psi(1) = -gamma_E and polygamma(1, 1) = pi^2/6 (SymPy's diff and expand_func)"
+        if epsilon else "gamma(z + 1) = z gamma(z)", STRATEGY))
     return value, tuple(steps), tuple(dict.fromkeys(failing))
 
 
 #: Why a sum of Euler integrals that diverge one by one still gives the integral of the sum.
 _CONTINUATION = (
     "some terms converge only for shifted parameters: multiply the integrand by "
-    "t^beta or by a power beta of the kernel's base, whichever makes the terms converge for "
-    "large beta; then every term converges and the integral is the sum of the "
+    "t^beta or by the power `beta` of the kernel's base, whichever makes the terms converge "
+    "for large beta; then every term converges and the integral is the sum of the "
     "Euler values; both sides are analytic in beta as long as the whole integral converges, "
     "which includes beta = 0 (the entry is finite: the verification computes it at every "
     "sampled point), so by the identity theorem the sum of the analytically continued Euler "
@@ -408,8 +412,9 @@ def close_by_exponential_substitution(integrand: sympy.Expr, t: sympy.Symbol) ->
         sympy.Integral(integrand, (t, -sympy.oo, sympy.oo)),
         sympy.Integral(substituted, (u, 0, sympy.oo)),
         f"t -> exp({sympy.sstr(slope * t)}) is a smooth monotone bijection of the real line "
-        f"onto (0, oo), with t = log(u)/{sympy.sstr(slope)} and dt = du/({sympy.sstr(abs(slope))}"
-        "*u); the doubly exponential kernel becomes a power of u times exp of a power of u",
+        f"onto (0, oo), with t = {sympy.sstr(sympy.log(u) / slope)} and "
+        f"dt = {sympy.sstr(1 / (abs(slope) * u))} du; the doubly exponential kernel becomes a "
+        "power of u times the exponential of a power of u",
         STRATEGY)
     return step, substituted, u
 

@@ -42,14 +42,27 @@ def pdflatex_path() -> str:
     return found
 
 
-def compile_tex(folder: Path, main: str, *, runs: int = 1) -> Compilation:
-    """Run pdflatex on ``folder/main`` (``runs`` times, for the table of contents)."""
+#: pdflatex runs at most, until the references settle (the table of contents, the lemma and
+#: citation references need three: labels written, pages moved by the contents, settled).
+SETTLE_RUNS = 5
+#: What LaTeX writes to its log while cross-references are not settled yet.
+RERUN = ("Rerun to get", "Label(s) may have changed")
+
+
+def compile_tex(folder: Path, main: str, *, runs: int = 1, settle: bool = False) -> Compilation:
+    """Run pdflatex on ``folder/main``: ``runs`` times, or with ``settle`` until the log asks
+    for no further run (at most SETTLE_RUNS, and at least twice, so that a first run's
+    labels are read back)."""
     command = [pdflatex_path(), *PDFLATEX[1:], main]
-    for _ in range(runs):
+    log = folder / (Path(main).stem + ".log")
+    for run in range(SETTLE_RUNS if settle else runs):
         result = subprocess.run(command, cwd=folder, capture_output=True, text=True,
                                 errors="replace", check=False, timeout=300)
         if result.returncode != 0:
             return Compilation(False, first_error(result.stdout), None)
+        if settle and run >= 1 and not any(
+                marker in log.read_text(errors="replace") for marker in RERUN):
+            break
     return Compilation(True, "", folder / (Path(main).stem + ".pdf"))
 
 
@@ -86,7 +99,7 @@ def compile_appendix(latex_folder: Path, target: Path, *,
             shutil.copy(source, work_path / source.name)
         if draw_figures is not None:
             draw_figures(work_path)
-        result = compile_tex(work_path, "appendix.tex", runs=2)
+        result = compile_tex(work_path, "appendix.tex", settle=True)
         if result.ok and result.pdf is not None:
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(result.pdf, target)

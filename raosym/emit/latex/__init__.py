@@ -26,15 +26,21 @@ import sympy
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.printer import ProofPrinter, fisher_latex, symbol_latex, tex_text
+from raosym.emit.latex.layout import display_rows, visible_width
+from raosym.emit.latex.printer import (
+    ProofPrinter,
+    fisher_latex,
+    quantity_label,
+    symbol_latex,
+    tex_text,
+)
+from raosym.emit.latex.prose import Citation, citations, sentence, title_latex
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.render import environment, template_digest
 from raosym.spec.model import Domain, FamilySpec, Support
 from raosym.verify.checks import Verified
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-#: A displayed equation longer than this (in LaTeX source characters) is broken into lines.
-LONG_EQUATION = 160
 #: The line element's own symbol in the geometry steps (``ds**2`` on the left-hand side).
 #: When a coordinate is called ``s``, ``ds`` on the right is that coordinate's differential,
 #: so the left-hand side is printed as ``d\ell^2`` instead (see :func:`_geometry_steps`).
@@ -77,30 +83,41 @@ def section_context(verified: Verified) -> dict:
     return {
         "header": header_lines(verified, TEMPLATES),
         "name": spec.name,
-        "title": tex_text(spec.title),
-        "reference": tex_text(spec.reference),
-        "source": tex_text(derivation_file(verified)),
+        "title": title_latex(spec.title, printer.prose.names),
+        "citations": [c if isinstance(c, Citation) else Citation("", c, "")
+                      for c in citations(spec.reference)],
+        # the path may break after a slash
+        "source": r"/\allowbreak ".join(tex_text(part)
+                                         for part in derivation_file(verified).split("/")),
         "variable": printer.doprint(spec.variable),
         "density": printer.doprint(spec.density),
         "support": support_latex(spec.support, printer),
-        "support_text": tex_text(spec.support.text),
+        "support_text": printer.prose.latex(spec.support.text),
         "density_kind": "probability mass function" if spec.support.discrete else "density",
         "coordinates": [_parameter(p.name, p.domain, printer) for p in spec.coordinates],
         "coordinate_tuple": ", ".join(symbol_latex(p.name) for p in spec.coordinates),
+        # the point of the manifold: theta, unless a parameter is called theta itself
+        "point": r"\vartheta" if any(symbol_latex(p.name) == r"\theta"
+                                     for p in spec.parameters) else r"\theta",
         "constants": [_parameter(p.name, p.domain, printer) for p in spec.constants],
-        "hypotheses": [tex_text(h) for h in _hypotheses(verified)],
-        "preliminary_steps": _steps(derivation.steps, printer, first=1),
-        "shared_steps": _steps(shared, printer, first=1),
+        "hypotheses": [printer.prose.latex(h) for h in _hypotheses(verified)],
+        "preliminary_steps": _steps(derivation.steps, printer, first=1, lemmas=FISHER_LEMMAS),
+        "shared_steps": _steps(shared, printer, first=1, lemmas=FISHER_LEMMAS),
         "entries": [_entry(spec, entry, len(shared), printer) for entry in entries],
         "geometry_steps": _steps(_geometry_steps(derivation.geometry.steps), printer, first=1),
         "verification": _verification(verified),
-        "unavailable": [{"quantity": tex_text(item.quantity), "reason": tex_text(item.reason)}
+        "unavailable": [{"quantity": tex_text(item.quantity),
+                         "reason": printer.prose.latex(item.reason)}
                         for item in verified.unavailable],
         "line_element_symbol": _line_element_latex(spec),
         "distance": distance_context(
             verified, printer,
-            lambda steps, printer, first: _steps(_geometry_steps(steps), printer, first=first)),
-        "accounting": accounting_context(verified, printer, _steps),  # mechanisms only
+            lambda steps, printer, first: _steps(_geometry_steps(steps), printer, first=first,
+                                                 lemmas=DISTANCE_LEMMAS)),
+        "accounting": accounting_context(  # mechanisms only
+            verified, printer,
+            lambda steps, printer, first: _steps(steps, printer, first=first,
+                                                 lemmas=ACCOUNTING_LEMMAS)),
     }
 
 
@@ -130,99 +147,69 @@ def _shared_steps(entries: tuple[FisherEntry, ...]) -> tuple[ProofStep, ...]:
     return tuple(shared)
 
 
+#: An entry's value wider than this (visible_width) is stated in a display, not inline.
+INLINE_VALUE = 40.0
+
+
 def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrinter) -> dict:
     row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
+    symbol = fisher_latex(row, column)
+    mirror = fisher_latex(column, row) if row != column else ""
+    # A numeric entry is stated as its defining expectation.
+    value = entry.steps[0].rhs if entry.value is None else entry.value
+    value_text = printer.doprint(value)
+    last = entry.steps[-1] if entry.steps else None
     return {
-        "symbol": fisher_latex(row, column),
-        "mirror": fisher_latex(column, row) if row != column else "",
-        # A numeric entry is stated as its defining expectation.
-        "value": printer.doprint(entry.steps[0].rhs if entry.value is None else entry.value),
+        "symbol": symbol,
+        "mirror": mirror,
+        "value": value_text,
+        "rows": (display_rows(symbol + (f" = {mirror}" if mirror else ""), value, printer)
+                 if visible_width(value_text) > INLINE_VALUE else []),
+        # The last step shows the value already, unless the entry combines earlier results.
+        "combined": entry.value is not None and last is not None
+                    and printer.doprint(last.rhs) != value_text,
         "numeric": entry.value is None,
         "strategy": tex_text(entry.strategy),
-        "hypotheses": [tex_text(h) for h in entry.hypotheses],
+        "hypotheses": [printer.prose.latex(h) for h in entry.hypotheses],
         "shared": shared,
-        "steps": _steps(entry.steps[shared:], printer, first=shared + 1),
+        "steps": _steps(entry.steps[shared:], printer, first=shared + 1, lemmas=FISHER_LEMMAS),
     }
 
 
-def _steps(steps, printer: ProofPrinter, *, first: int) -> list[dict]:
-    return [_step(step, printer, number) for number, step in enumerate(steps, start=first)]
+#: The lemma of the appendix (its label) that a step of each strategy applies, by subsection.
+FISHER_LEMMAS = {"definition": "lem:score", "exponential family": "lem:exponential",
+                 "location-scale": "lem:location-scale", "fold": "lem:location-scale",
+                 "Euler integral": "lem:euler", "beta_substitution": "lem:euler"}
+DISTANCE_LEMMAS = {"half-plane": "lem:half-plane", "shear": "lem:half-plane",
+                   "curvature": "lem:half-plane", "antiderivative": "lem:curve"}
+ACCOUNTING_LEMMAS = {"composition": "lem:composition", "KL": "lem:conversion",
+                     "rao distance": "lem:curve"}
 
 
-def _step(step: ProofStep, printer: ProofPrinter, number: int) -> dict:
-    lhs = printer.doprint(step.lhs) if step.lhs is not None else ""
+def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = None) -> list[dict]:
+    return [_step(step, printer, number, (lemmas or {}).get(step.strategy, ""))
+            for number, step in enumerate(steps, start=first)]
+
+
+def _step(step: ProofStep, printer: ProofPrinter, number: int, lemma: str = "") -> dict:
     return {
         "number": number,
-        "claim": tex_text(step.claim),
-        "rows": display_rows(lhs, step.rhs, printer),
-        "justification": tex_text(step.justification),
+        "claim": sentence(printer.prose.latex(step.claim)),
+        # A step whose two sides print alike (a check that the engine's form is unchanged)
+        # is stated by its claim and justification, without the display "X = X".
+        "rows": ([] if step.lhs is not None and printer.doprint(step.lhs)
+                 == printer.doprint(step.rhs) else display_rows(step.lhs, step.rhs, printer)),
+        "justification": sentence(printer.prose.latex(step.justification)),
+        "lemma": lemma,
         "strategy": tex_text(step.strategy),
     }
-
-
-def display_rows(lhs: str, rhs: sympy.Basic, printer: ProofPrinter) -> list[str]:
-    """The displayed equation ``lhs = rhs`` as rows of an ``align*`` (one row if it fits).
-
-    Only the layout changes, never the expression: a long sum is cut between its terms (in
-    SymPy's own order), and a long quotient of sums is shown as N/D with N and D below.
-    """
-    text = printer.doprint(rhs)
-    if len(lhs) + len(text) <= LONG_EQUATION:
-        return [f"{lhs} &= {text}" if lhs else f"& {text}"]
-    numerator, denominator = _quotient(rhs)
-    if denominator is not None and (numerator.is_Add or denominator.is_Add):
-        head = r"\frac{\mathcal{N}}{\mathcal{D}}, \quad \text{where}"
-        return (_rows(lhs, [head]) + _rows(r"\mathcal{N}", _lines(numerator, printer))
-                + _rows(r"\mathcal{D}", _lines(denominator, printer)))
-    return _rows(lhs, _lines(rhs, printer))
-
-
-def _rows(lhs: str, lines: list[str]) -> list[str]:
-    if not lhs:
-        first = [f"& {lines[0]}"]
-    elif len(lhs) + len(lines[0]) > LONG_EQUATION:
-        first = [lhs, f"&= {lines[0]}"]
-    else:
-        first = [f"{lhs} &= {lines[0]}"]
-    return first + [rf"&\quad {line}" for line in lines[1:]]
-
-
-def _lines(expr: sympy.Basic, printer: ProofPrinter) -> list[str]:
-    """A sum's signed terms packed into lines of at most LONG_EQUATION characters."""
-    if not isinstance(expr, sympy.Add):
-        return [printer.doprint(expr)]
-    lines = [""]
-    for term in printer.signed_terms(expr):
-        if lines[-1] and len(lines[-1]) + len(term) > LONG_EQUATION:
-            lines.append("")
-        lines[-1] = f"{lines[-1]} {term}".strip()
-    return lines
-
-
-def _quotient(expr: sympy.Basic) -> tuple[sympy.Expr, sympy.Expr | None]:
-    """``(numerator, denominator)`` of a product with factors ``x**-n``, without expanding
-    anything (unlike ``sympy.fraction``); ``denominator`` is None when there is none."""
-    if not isinstance(expr, sympy.Mul):
-        return expr, None
-    above, below = [], []
-    for factor in expr.args:
-        if factor.is_Rational and factor.q != 1:
-            above.append(sympy.Integer(factor.p))
-            below.append(sympy.Integer(factor.q))
-        elif factor.is_Pow and factor.exp.is_negative:
-            below.append(sympy.Pow(factor.base, -factor.exp))
-        else:
-            above.append(factor)
-    if not below:
-        return expr, None
-    return sympy.Mul(*above, evaluate=False), sympy.Mul(*below, evaluate=False)
 
 
 def _parameter(name: str, domain: Domain, printer: ProofPrinter) -> dict:
     return {
         "symbol": symbol_latex(name),
         "domain": domain_latex(domain, printer),
-        "declared": tex_text(domain.text),
+        "declared": printer.prose.latex(domain.text),
     }
 
 
@@ -243,7 +230,8 @@ def _verification(verified: Verified) -> dict:
         "required_digits": record.required_digits,
         "working_digits": record.working_digits,
         "quantities": [
-            {"symbol": names.get(q.quantity, tex_text(q.quantity)), "points": q.points,
+            {"label": f"${names[q.quantity]}$" if q.quantity in names
+             else quantity_label(q.quantity), "points": q.points,
              "min_digits": f"{q.min_digits:g}", "required_digits": f"{q.required_digits:g}"}
             for q in record.quantities
         ],

@@ -17,9 +17,10 @@ from __future__ import annotations
 import mpmath
 import sympy
 
-from raosym.derive.divergence import ALPHA, unrewritten
+from raosym.derive.divergence import ALPHA, expm1mx, unrewritten
 from raosym.derive.mechanism import THETA
-from raosym.emit.latex.printer import ProofPrinter, tex_text
+from raosym.emit.latex.layout import display_rows
+from raosym.emit.latex.printer import ProofPrinter, quantity_label
 from raosym.verify.checks import Verified
 from raosym.verify.evaluate import evaluate
 
@@ -38,17 +39,25 @@ def accounting_context(verified: Verified, printer: ProofPrinter, steps) -> dict
     if mechanism is None:
         return None
     curve = mechanism.renyi
+    stable = curve.stable if curve.stable is not None and curve.closed and (
+        curve.stable != curve.textbook) else None
+    rows = display_rows(r"D_\alpha", curve.textbook, printer) if curve.closed else []
+    if stable is not None:
+        more = display_rows("", stable, printer)
+        rows += ["&= " + more[0].removeprefix("& ")] + more[1:]
     context = {
-        "manifold": tex_text(mechanism.manifold),
+        "manifold": printer.prose.latex(mechanism.manifold),
         "theta": printer.doprint(mechanism.theta_stable),
         "steps": steps(list(mechanism.steps), printer, first=1),
         "closed": curve.closed,
-        "reason": tex_text(curve.reason or ""),
-        "textbook": printer.doprint(curve.textbook) if curve.closed else "",
-        "stable": printer.doprint(curve.stable) if curve.stable is not None else "",
+        "reason": printer.prose.latex(curve.reason or ""),
+        "rows": rows,
+        "stable": stable is not None,
+        # phi(y) = e^y - 1 - y, the function the stable forms are written with.
+        "phi": stable is not None and stable.has(expm1mx),
         "kl": printer.doprint(curve.kl) if curve.kl is not None else "",
         "checks": _checks(verified),
-        "comparison": _comparison(verified),
+        "comparison": _comparison(verified, printer),
     }
     return context
 
@@ -61,7 +70,7 @@ def _checks(verified: Verified) -> list[dict]:
                                                       "required": check.required})
             entry["points"] += 1
             entry["min"] = min(entry["min"], check.digits)
-    return [{"name": tex_text(name), "points": e["points"], "min_digits": f"{e['min']:g}",
+    return [{"name": quantity_label(name), "points": e["points"], "min_digits": f"{e['min']:g}",
              "required_digits": f"{e['required']:g}"} for name, e in found.items()]
 
 
@@ -100,7 +109,7 @@ def _pure_epsilon(verified: Verified, point: dict):
                for r in ratios for x in spec.support.points)
 
 
-def _comparison(verified: Verified) -> dict | None:
+def _comparison(verified: Verified, printer: ProofPrinter) -> dict | None:
     mechanism = verified.derivation.mechanism
     curve = mechanism.renyi
     with mpmath.workdps(30):
@@ -117,7 +126,7 @@ def _comparison(verified: Verified) -> dict | None:
                              {**point, ALPHA: mpmath.mpf(order)}) for order in ORDERS],
         }
     return {
-        "parameter": tex_text(mechanism.calibrated.name),
+        "parameter": printer.doprint(mechanism.calibrated),
         "parameter_value": mpmath.nstr(point[mechanism.calibrated], 8),
         "theta": mpmath.nstr(values["theta"], 8),
         "epsilon": r"$\infty$" if values["epsilon"] is None else mpmath.nstr(values["epsilon"], 8),

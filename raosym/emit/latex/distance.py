@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import sympy
 
-from raosym.emit.latex.printer import ProofPrinter, symbol_latex, tex_text
+from raosym.emit.latex.layout import display_rows
+from raosym.emit.latex.printer import ProofPrinter, quantity_label, symbol_latex, tex_text
+from raosym.emit.latex.prose import sentence
 from raosym.emit.provenance import verification_record
 from raosym.verify.checks import Verified
 
@@ -46,18 +48,15 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
     checks = {q.quantity: q for q in record.quantities if q.quantity in DISTANCE_QUANTITIES}
     context = {
         "closed": distance.closed,
-        "structure": tex_text(distance.structure),
+        "structure": printer.prose.latex(distance.structure),
         "line_element": printer.doprint(derivation.geometry.line_element),
         "points": [", ".join(printer.doprint(s) for s in point) for point in distance.points],
         "steps": steps(distance.steps, printer, first=1),
-        "checks": [{"name": tex_text(name), "points": q.points, "min_digits": f"{q.min_digits:g}",
+        "checks": [{"name": quantity_label(name), "points": q.points, "min_digits": f"{q.min_digits:g}",
                     "required_digits": f"{q.required_digits:g}"} for name, q in checks.items()],
         "module": tex_text(f"generated/python/{spec.name}.py"),
     }
     if distance.closed:
-        # Imported here: the backend's package imports this module.
-        from raosym.emit.latex import display_rows
-
         # Long forms are broken into rows of the align* by the backend's own layout.
         textbook = display_rows("d(P_1, P_2)", distance.textbook, printer)
         stable = display_rows("", distance.stable, printer)
@@ -66,7 +65,10 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
     else:
         from raosym.emit.python.distance import NUMERIC_TOLERANCE
 
-        context["reason"] = tex_text(distance.reason or "")
+        # The reason's first sentence: which structures were tried (the template says how the
+        # distance is computed instead).
+        first = (distance.reason or "").split(". ")[0]
+        context["reason"] = sentence(printer.prose.latex(first))
         context["tolerance"] = _scientific(NUMERIC_TOLERANCE)
     return context
 

@@ -17,6 +17,10 @@ from sympy.printing.latex import LatexPrinter
 from raosym.derive.expectation import fisher_symbol
 from raosym.spec.model import FamilySpec
 
+#: Names SymPy prints as Greek letters (as subscripts too: D_alpha).
+GREEK_NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
+               "kappa", "lambda", "mu", "nu", "xi", "omicron", "pi", "rho", "sigma", "tau",
+               "upsilon", "phi", "chi", "psi", "omega", "lam", "lamda"}
 #: Parameter names that abbreviate a Greek letter SymPy does not recognize.
 ABBREVIATIONS = {"lam": r"\lambda", "lamda": r"\lambda"}
 
@@ -136,23 +140,85 @@ def symbol_names(spec: FamilySpec) -> dict[sympy.Symbol, str]:
     return names
 
 
+#: How the verification record's quantities are named in the text (others: their name, in
+#: typewriter type).
+QUANTITY_LABELS = {
+    "K": r"Gaussian curvature $K$",
+    "rao_distance": r"Rao distance $d$, the form \texttt{rao\_distance} computes",
+    "rao_distance_textbook": r"Rao distance $d$, textbook form",
+    "rao_dp_theta": r"Rao-DP budget $\theta$",
+    "rao_dp_composition": r"Rao-DP budget of a composition",
+    "renyi": r"R\'enyi divergence $D_\alpha$",
+    "renyi_stable": r"R\'enyi divergence $D_\alpha$, stable form",
+    "renyi_numeric": r"R\'enyi divergence $D_\alpha$, by quadrature",
+    "kl": r"KL divergence",
+    "kl_stable": r"KL divergence, stable form",
+}
+
+
+def quantity_label(name: str) -> str:
+    return QUANTITY_LABELS.get(name) or rf"\texttt{{{tex_text(name)}}}"
+
+
 def fisher_latex(row: str, column: str) -> str:
     return f"g_{{{symbol_latex(row)} {symbol_latex(column)}}}"
+
+
+def takes_minus(term: sympy.Expr) -> bool:
+    """Whether a term of a sum is printed after a minus sign: a minus sign can be taken out
+    of it, or out of the first factor of an unevaluated product (``(-1/theta)*x``)."""
+    if isinstance(term, sympy.Mul) and term.args and term.args[0].could_extract_minus_sign():
+        return True
+    return term.could_extract_minus_sign()
+
+
+def negated(term: sympy.Expr) -> sympy.Expr:
+    """``-term``; an unevaluated product keeps its factors (only its first is negated)."""
+    if isinstance(term, sympy.Mul) and term.args and term != sympy.Mul(*term.args):
+        first = -term.args[0]
+        rest = term.args[1:]
+        if first == 1:
+            return rest[0] if len(rest) == 1 else sympy.Mul(*rest, evaluate=False)
+        return sympy.Mul(first, *rest, evaluate=False)
+    return -term
 
 
 class ProofPrinter(LatexPrinter):
     """``LatexPrinter`` with a family's symbol names and ``\\psi^{(n)}`` for polygamma."""
 
     def __init__(self, spec: FamilySpec, extra_names: dict[sympy.Symbol, str] | None = None):
+        from raosym.emit.latex.prose import Prose  # prose uses this module's escaping
+
+        #: The family's sentences as LaTeX prose (its parameter names set as symbols).
+        self.prose = Prose({p.name: symbol_latex(p.name) for p in spec.parameters})
         names = symbol_names(spec) | (extra_names or {})
         # Symbols are matched by name: proof steps may carry symbols with other assumptions.
         self._names_by_name = {symbol.name: text for symbol, text in names.items()}
+        self._parameters = sorted((p.name for p in spec.parameters), key=len, reverse=True)
         super().__init__({"symbol_names": names})
 
     def _print_Symbol(self, expr: sympy.Symbol, style: str = "plain") -> str:
         if expr.name in self._names_by_name:
             return self._names_by_name[expr.name]
+        head, separator, subscript = expr.name.partition("_")
+        if separator and head and len(subscript) > 1 and subscript.isalpha():
+            # g_mumu -> g_{\mu \mu}; theta_joint -> \theta_{\mathrm{joint}}
+            run = self._parameter_run(subscript)
+            if run is not None or subscript.lower() not in GREEK_NAMES:
+                text = run if run is not None else rf"\mathrm{{{subscript}}}"
+                return f"{self._print_Symbol(sympy.Symbol(head))}_{{{text}}}"
         return super()._print_Symbol(expr, style=style)
+
+    def _parameter_run(self, text: str) -> str | None:
+        """``mumu`` -> ``\\mu \\mu`` when ``text`` is a run of the family's parameter names."""
+        pieces = []
+        while text:
+            name = next((n for n in self._parameters if text.startswith(n)), None)
+            if name is None:
+                return None
+            pieces.append(symbol_latex(name))
+            text = text[len(name):]
+        return " ".join(pieces)
 
     def _print_polygamma(self, expr: sympy.polygamma, exp: str | None = None) -> str:
         order, argument = expr.args
@@ -160,18 +226,39 @@ class ProofPrinter(LatexPrinter):
         text = rf"{head}\left({self._print(argument)}\right)"
         return rf"\left({text}\right)^{{{exp}}}" if exp else text
 
+    def _print_expm1(self, expr, exp: str | None = None) -> str:
+        # SymPy prints expm1 as "expm" with a subscript 1.
+        text = rf"\operatorname{{expm1}}\left({self._print(expr.args[0])}\right)"
+        return rf"{text}^{{{exp}}}" if exp else text
+
+    def _print_beta(self, expr: sympy.beta, exp: str | None = None) -> str:
+        # SymPy 1.14 prints the arguments of beta with str() ("nu/2").
+        arguments = ", ".join(self._print(argument) for argument in expr.args)
+        text = rf"\mathrm{{B}}\left({arguments}\right)"
+        return rf"{text}^{{{exp}}}" if exp else text
+
     def signed_terms(self, expr: sympy.Add) -> list[str]:
         """The terms of a sum as ``_print_Add`` prints them, the first bare and the others
         with their sign (``+ x``, ``- y``), so that a long sum can be set on several lines."""
         printed = []
-        for index, term in enumerate(self._as_ordered_terms(expr)):
-            sign = ""
-            if index and term.could_extract_minus_sign():
-                sign, term = "- ", -term
-            elif index:
-                sign = "+ "
+        for index, (sign, term) in enumerate(self.signed_parts(expr)):
             text = self._print(term)
             if self._needs_add_brackets(term):
                 text = rf"\left({text}\right)"
             printed.append(sign + text)
         return printed
+
+    def signed_parts(self, expr: sympy.Add) -> list[tuple[str, sympy.Expr]]:
+        """``(sign, term)`` for each term of a sum, in print order: ``""`` for the first,
+        ``"- "`` with the term negated when that takes a minus sign out (also of an
+        unevaluated product ``(-1/theta)*x``, which keeps its factors), else ``"+ "``."""
+        parts = []
+        for index, term in enumerate(self._as_ordered_terms(expr)):
+            if index and takes_minus(term):
+                parts.append(("- ", negated(term)))
+            else:
+                parts.append(("+ " if index else "", term))
+        return parts
+
+    def _print_Add(self, expr: sympy.Add, order=None) -> str:
+        return " ".join(self.signed_terms(expr))

@@ -1,0 +1,99 @@
+"""The committed appendix, compiled, as a referee reads it: nothing runs off the page, every
+reference resolves, and no code token or tool message reaches the text.
+
+It compiles ``generated/latex`` as committed (the drift test,
+``tests/test_generate_cli.py::test_committed_generated_folder_is_up_to_date``, keeps it equal
+to a fresh render), until the cross-references settle, then reads pdflatex's log and the PDF's
+text (``pdftotext``, from poppler-utils). CI installs both (``.ci/run``); without them these
+tests fail rather than skip.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import REPOSITORY
+
+from raosym.emit.pdf import compile_tex
+
+LATEX = REPOSITORY / "generated" / "latex"
+#: An overfull box up to this wide (in pt) is invisible; anything wider runs into the margin.
+TOLERANCE_PT = 1.0
+#: Text that must not appear in the PDF: SymPy/Python syntax, internal names, tool messages.
+RAW_TOKENS = ("**", "sqrt(", "Abs(", "polygamma(", "Integral(", "_w", "mumu", "RAOSYM_",
+              "ran out of time", "raosym_")
+#: ``oo`` (SymPy's infinity) as a word of its own.
+INFINITY = re.compile(r"(?<![A-Za-z])oo(?![A-Za-z])")
+
+_OVERFULL = re.compile(r"Overfull \\hbox \((?P<width>[\d.]+)pt too wide\) "
+                       r"(?:in paragraph|in alignment|detected) at lines? (?P<lines>[\d-]+)")
+_FILE = re.compile(r"\(\./(?P<name>[A-Za-z0-9_\-]+)\.tex")
+
+
+@pytest.fixture(scope="module")
+def compiled(tmp_path_factory):
+    assert shutil.which("pdftotext"), ("pdftotext is missing: install poppler-utils "
+                                       "(CI does, in .ci/run)")
+    folder = tmp_path_factory.mktemp("appendix")
+    for source in LATEX.glob("*.tex"):
+        shutil.copy(source, folder / source.name)
+    result = compile_tex(folder, "appendix.tex", settle=True)
+    assert result.ok, result.errors
+    log = (folder / "appendix.log").read_text(errors="replace")
+    text = subprocess.run(["pdftotext", "-layout", str(result.pdf), "-"], capture_output=True,
+                          text=True, check=True).stdout
+    return log, text
+
+
+def overfull_boxes(log: str) -> list[tuple[str, float, str]]:
+    """``(file, width in pt, lines)`` of every overfull hbox of a pdflatex log; the file is
+    the innermost ``./NAME.tex`` opened before the warning."""
+    boxes, current = [], "appendix"
+    for match in re.finditer(f"{_FILE.pattern}|{_OVERFULL.pattern}", log):
+        if match.group("name"):
+            current = match.group("name")
+        else:
+            boxes.append((current, float(match.group("width")), match.group("lines")))
+    return boxes
+
+
+def test_the_log_reader_finds_overfull_boxes():
+    log = ("(./appendix.tex (./gaussian.tex\nOverfull \\hbox (12.5pt too wide) in paragraph "
+           "at lines 40--41\n) (./laplace.tex\nOverfull \\hbox (0.3pt too wide) detected at "
+           "line 7\n")
+    assert overfull_boxes(log) == [("gaussian", 12.5, "40--41"), ("laplace", 0.3, "7")]
+
+
+def test_nothing_runs_off_the_page(compiled):
+    log, _ = compiled
+    wide = [box for box in overfull_boxes(log) if box[1] > TOLERANCE_PT]
+    assert not wide, f"{len(wide)} overfull boxes wider than {TOLERANCE_PT} pt: " + "; ".join(
+        f"{name}.tex lines {lines}: {width:.1f} pt" for name, width, lines in wide[:40])
+
+
+def test_references_settle(compiled):
+    log, _ = compiled
+    problems = [line for line in log.splitlines()
+                if re.search(r"undefined|Rerun to get|Label\(s\) may have changed", line)]
+    assert not problems, problems[:20]
+
+
+def test_no_code_tokens_in_the_text(compiled):
+    _, text = compiled
+    lines = text.splitlines()
+    found = [(token, line.strip()) for line in lines for token in RAW_TOKENS if token in line]
+    found += [("oo", line.strip()) for line in lines if INFINITY.search(line)]
+    assert not found, found[:20]
+
+
+def test_every_family_has_its_section(compiled):
+    _, text = compiled
+    appendix = (LATEX / "appendix.tex").read_text()
+    families = re.findall(r"^\\input\{(\w+)\}$", appendix, flags=re.MULTILINE)
+    assert families and families == sorted(Path(p).stem for p in LATEX.glob("*.tex")
+                                           if p.name != "appendix.tex")
+    assert text.count("Lemmas") >= 2  # in the table of contents and as the first section
