@@ -688,7 +688,8 @@ def account(releases, *, delta: float = 1e-6) -> dict:
 def add_commands(subparsers) -> None:
     """Register ``account`` and ``calibrate`` on the ``raosym`` command's subparsers."""
     account_parser = subparsers.add_parser(
-        "account", help="Rao-DP, KL and (ε, δ)-DP of repeated releases of a mechanism",
+        "account", allow_abbrev=False,
+        help="Rao-DP, KL and (ε, δ)-DP of repeated releases of a mechanism",
         description="Compose repeated releases of a mechanism and report its Rao-DP budget "
                     "and its (ε, δ)-DP through Rényi DP, minimized over continuous α under "
                     "Mironov's Proposition 3 and Balle et al.'s Theorem 21.")
@@ -700,10 +701,11 @@ def add_commands(subparsers) -> None:
         metavar="MECHANISM:NAME=VALUE[:...][:repeat=N]",
         help="another mechanism released as well (repeatable), composed with the first, e.g. "
              "laplace_location:b=2:repeat=10 (sensitivity defaults to 1)")
-    account_parser.set_defaults(run=_account_command)
+    account_parser.set_defaults(run=_account_command, takes_parameter_options=True)
 
     calibrate_parser = subparsers.add_parser(
-        "calibrate", help="find the noise parameter that meets a target privacy budget",
+        "calibrate", allow_abbrev=False,
+        help="find the noise parameter that meets a target privacy budget",
         description="Find the value of one mechanism parameter (the noise scale, or p for "
                     "randomized response) at which the releases meet a target: Rao-DP "
                     "(--theta), (ε, δ)-DP through RDP (--epsilon and --delta) or KL (--kl).")
@@ -716,8 +718,10 @@ def add_commands(subparsers) -> None:
     calibrate_parser.add_argument("--conversion", choices=sorted(CONVERSIONS), default="balle",
                                   help="RDP to (ε, δ) conversion for --epsilon (default balle)")
     calibrate_parser.add_argument("--solve", metavar="NAME",
-                                  help="the parameter to calibrate (default: the one not given)")
-    calibrate_parser.set_defaults(run=_calibrate_command)
+                                  help="the parameter to calibrate (default: the one not "
+                                       "given); --solve sensitivity finds the largest "
+                                       "sensitivity the given noise affords")
+    calibrate_parser.set_defaults(run=_calibrate_command, takes_parameter_options=True)
 
 
 def _add_mechanism_arguments(parser) -> None:
@@ -726,12 +730,15 @@ def _add_mechanism_arguments(parser) -> None:
                              "bernoulli (randomized response)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="a mechanism parameter by its name in the derivation file "
-                             "(repeatable)")
+                             "(repeatable); --NAME VALUE is the same for any parameter, "
+                             "e.g. --s 2 for Cauchy or logistic noise, --N 1.5")
     for name, text in (("sigma", "Gaussian noise std"), ("b", "Laplace noise scale"),
-                       ("p", "randomized response: probability of the truth"),
-                       ("sensitivity", "query sensitivity Δ (default 1)")):
+                       ("p", "randomized response: probability of the truth")):
         parser.add_argument(f"--{name}", type=float, default=None, help=f"{text} (= --param "
                                                                           f"{name}=VALUE)")
+    parser.add_argument("--sensitivity", type=float, default=None,
+                        help=f"query sensitivity Δ of an additive mechanism (default "
+                             f"{DEFAULT_SENSITIVITY:g})")
     parser.add_argument("--repeat", type=int, default=1,
                         help="number of independent releases composed (default 1)")
     parser.add_argument("--generated", default=None, metavar="DIR",
@@ -747,13 +754,51 @@ def _parameter_values(arguments) -> dict:
         if not equals or not _NAME.match(name):
             raise AccountingError(f"--param expects NAME=VALUE (e.g. sigma=4); got {item!r}")
         values[name] = _number(text, f"--param {name}")
-    for name in ("sigma", "b", "p", "sensitivity"):
-        value = getattr(arguments, name)
+    given = [(name, getattr(arguments, name)) for name in ("sigma", "b", "p", "sensitivity")]
+    given += parameter_options(getattr(arguments, "extra", None) or [])
+    for name, value in given:
         if value is not None:
             if name in values:
                 raise AccountingError(f"{name} is given twice (--{name} and --param {name}=...)")
             values[name] = _number(value, f"--{name}")
     return values
+
+
+def parameter_options(tokens: list[str]) -> list[tuple[str, str]]:
+    """``--NAME VALUE`` and ``--NAME=VALUE`` options argparse did not know, as (name, text)
+    pairs: a mechanism's own parameters (``--s 2``, ``--N 1.5``). Whether the mechanism has
+    such a parameter is checked when its values are (:meth:`Mechanism.check`)."""
+    pairs, index = [], 0
+    while index < len(tokens):
+        token = tokens[index]
+        name, equals, text = token[2:].partition("=") if token.startswith("--") else ("", "", "")
+        if not _NAME.match(name):
+            raise AccountingError(
+                f"unrecognized argument {token!r}: a mechanism parameter is given as --NAME "
+                "VALUE, --NAME=VALUE or --param NAME=VALUE")
+        if not equals:
+            if index + 1 >= len(tokens) or tokens[index + 1].startswith("--"):
+                raise AccountingError(f"--{name}: expected a value (--{name} VALUE)")
+            index += 1
+            text = tokens[index]
+        pairs.append((name, text))
+        index += 1
+    return pairs
+
+
+#: The sensitivity of an additive mechanism when none is given (counting queries), in
+#: ``raosym account``, ``raosym calibrate`` and ``raosym plot rdp`` alike.
+DEFAULT_SENSITIVITY = 1.0
+
+
+def with_default_sensitivity(mechanism: Mechanism, values: dict,
+                             solve: str | None = None) -> dict:
+    """``values`` with ``sensitivity`` = :data:`DEFAULT_SENSITIVITY` added when the mechanism
+    takes one and none is given (unless it is the parameter being solved for)."""
+    if ("sensitivity" in mechanism.parameters and "sensitivity" not in values
+            and solve != "sensitivity"):
+        return {**values, "sensitivity": DEFAULT_SENSITIVITY}
+    return dict(values)
 
 
 def _number(text, where: str) -> float:
@@ -769,9 +814,8 @@ def _number(text, where: str) -> float:
 
 def _mechanism_and_values(arguments) -> tuple[Mechanism, dict]:
     mechanism = load_mechanism(arguments.mechanism, arguments.generated)
-    values = _parameter_values(arguments)
-    if "sensitivity" in mechanism.parameters and "sensitivity" not in values:
-        values["sensitivity"] = 1.0  # the usual unit sensitivity (counting queries)
+    values = with_default_sensitivity(mechanism, _parameter_values(arguments),
+                                      getattr(arguments, "solve", None))
     if arguments.repeat < 1:
         raise AccountingError(f"--repeat must be a positive integer; got {arguments.repeat}")
     return mechanism, values
@@ -802,9 +846,7 @@ def _release(text: str, generated) -> Release:
         else:
             values[key] = _number(number, f"--with {name}: {key}")
     mechanism = load_mechanism(name, generated)
-    if "sensitivity" in mechanism.parameters:
-        values.setdefault("sensitivity", 1.0)
-    return Release(mechanism, values, repeat)
+    return Release(mechanism, with_default_sensitivity(mechanism, values), repeat)
 
 
 def _account_text(summary: dict) -> str:

@@ -68,7 +68,8 @@ def rdp_figure(panels=MIRONOV_FIGURE_1, *, generated=None, alpha_max: float = 8.
     for panel, ax in zip(panels, axes):
         mechanism = account.load_mechanism(panel.mechanism, generated)
         for value in panel.values:
-            values = {**panel.fixed, panel.parameter: value}
+            values = account.with_default_sensitivity(
+                mechanism, {**panel.fixed, panel.parameter: value})
             curve = mechanism.curve(**values)
             label = f"{_SYMBOLS.get(panel.parameter, panel.parameter)} = {value:g}"
             (line,) = ax.plot(alphas, curve(alphas), label=label)
@@ -174,7 +175,9 @@ def _add_rdp(figures) -> None:
     rdp.add_argument("--panel", action="append", default=[],
                      metavar="MECHANISM:PARAM=V1,V2[:NAME=VALUE...]",
                      help="a panel (repeatable; replaces the default panels), e.g. "
-                          "laplace_location:b=0.5,1,2:sensitivity=1")
+                          "laplace_location:b=0.5,1,2 or logistic:s=1,2:sensitivity=2 "
+                          f"(the sensitivity defaults to {account.DEFAULT_SENSITIVITY:g}, as "
+                          "in raosym account)")
     rdp.add_argument("--alpha-max", type=float, default=8.0, help="largest order (default 8)")
     rdp.add_argument("--ymax", type=float, default=2.5, help="top of the ε axis (default 2.5)")
     rdp.add_argument("--generated", default=None, metavar="DIR",
