@@ -45,9 +45,12 @@ CONVERSIONS = {
     "balle": "Balle et al. 2020, Theorem 21",
 }
 
-#: Where the α search runs, as u = log(α - 1): α - 1 from 8.3e-7 to 8.9e6 in steps of e^0.25.
-#: The grid finds the basin of the minimum; Brent's method then refines inside it.
-_LOG_ALPHA_GRID = np.arange(-14.0, 16.0 + 1e-9, 0.25)
+#: Where the α search runs, as u = log(α - 1): α - 1 from 8.3e-7 to 8.9e6 in steps of e.
+#: The grid finds the basin of the minimum; Brent's method then refines inside it. The
+#: conversion bound is quasi-convex in α (see :func:`dp_epsilon`), so one basin is all there
+#: is and a coarse grid cannot miss it; each order of a numeric curve is a quadrature, so the
+#: grid is as coarse as that allows (31 orders; it was 121).
+_LOG_ALPHA_GRID = np.arange(-14.0, 16.0 + 1e-9, 1.0)
 
 
 class AccountingError(RaosymError):
@@ -175,6 +178,12 @@ def dp_epsilon(curve: RdpCurve | Callable, delta: float, conversion: str = "ball
     the bracket (never evaluates α ≤ 1). The objective is flat at its minimum, so ε comes out
     to full precision even though α is only determined to about sqrt(machine ε). The grid scan
     first makes sure Brent starts in the basin of the global minimum on the grid.
+
+    There is one basin: (α - 1)·ε(α) is convex in α (van Erven and Harremoës 2014,
+    Theorem 11), and both bounds are (that plus a convex function of α, minus log δ) over
+    α - 1 (Balle's added term (α - 1)·log(α - 1) - α·log α has second derivative
+    1/(α - 1) - 1/α > 0), a convex function over a positive linear one: quasi-convex, so every
+    local minimum is the global one and a coarse grid brackets it.
     """
     from scipy import optimize  # here, so registering the CLI commands stays cheap
 
@@ -460,45 +469,70 @@ class Calibration:
 
 def solve_parameter(budget: Callable[[float], float], target: float,
                     domain: tuple[float, float], name: str = "the parameter") -> float:
-    """The largest value x in the open ``domain`` with budget(x) = target.
+    """A value x in the open ``domain`` with budget(x) = target.
 
-    The budget need only be continuous. The root is bracketed before it is solved: in a
+    The budget need only be continuous. The root is bracketed before it is solved, in a
     coordinate u that maps the real line onto the domain (log for (0, ∞), logistic for a
-    bounded interval), the budget is evaluated from the top of the domain down, at
-    u = 30, 16, 8, 4, 2, 1, 0.5, 0, -0.5, ..., -30, and the scan stops at the first sign change,
-    which brackets the crossing with the largest x; Brent's root-finder
-    (``scipy.optimize.brentq``) refines it. Each evaluation of an (ε, δ) budget of a numeric
-    curve is a minimization over α of quadratures, so the scan is short (a noise scale
-    usually needs 6 or 7 values; the uniform grid of 121 it replaces took minutes for Cauchy
-    noise). For a noise scale there is one crossing; randomized response's budget is
-    symmetric about p = 1/2 and the largest crossing is the one with p > 1/2 (truth more
-    likely than not). Values where the budget cannot be evaluated are skipped; when no sign
-    change is found the error says the range the budget took.
+    bounded interval): from the middle of the domain, u = 0, the scan walks towards the target
+    in steps that double, u = ±0.5, ±1, ±2, ..., ±16, ±30, and stops at the first sign change;
+    Brent's root-finder (``scipy.optimize.brentq``) refines it. The direction is the one in
+    which the budget approaches the target between u = 0 and u = 0.5 (upwards first when that
+    says nothing); if the walk ends without a sign change, the other direction is walked too.
+    Why from the middle: each evaluation of an (ε, δ) budget of a numeric curve is a
+    minimization over α of quadratures, cheap at moderate values and slow at extreme ones
+    (a noise scale of 1e13 times the sensitivity took 27 s where 1 took 0.3 s), so the walk
+    reaches the extremes only when the root lies there. For a noise scale the budget is
+    monotone and there is one crossing; randomized response's budget is symmetric about
+    p = 1/2 (u = 0) and rises towards the target above it, so the crossing found is the one
+    with p > 1/2 (truth more likely than not). Values where the budget cannot be evaluated
+    are skipped; when no sign change is found the error says the range the budget took.
     """
     from scipy import optimize
 
     to_x = _domain_map(*domain)
-    grid = list(_BRACKET_SCAN)
-    gaps = []
-    for i, u in enumerate(grid):
-        gaps.append(_safe(budget, to_x(u)) - target)
-        if gaps[-1] == 0.0:
+    gaps: dict[float, float] = {}
+
+    def gap(u: float) -> float:
+        if u not in gaps:
+            gaps[u] = _safe(budget, to_x(u)) - target
+        return gaps[u]
+
+    def walk(sign: int) -> float | None:
+        previous = 0.0
+        for step in _BRACKET_STEPS:
+            u = sign * step
+            value = gap(u)
+            if value == 0.0:
+                return u
+            if not np.isfinite(value):
+                continue
+            if np.isfinite(gap(previous)) and value * gap(previous) < 0.0:
+                low, high = sorted((previous, u))
+                return optimize.brentq(gap, low, high, xtol=1e-15,
+                                       rtol=4 * np.finfo(float).eps, maxiter=200)
+            previous = u
+        return None
+
+    if gap(0.0) == 0.0:
+        return to_x(0.0)
+    first, second = gap(0.0), gap(_BRACKET_STEPS[0])
+    downwards = (np.isfinite(first) and np.isfinite(second) and first * second > 0.0
+                 and abs(second) > abs(first))
+    for sign in ((-1, 1) if downwards else (1, -1)):
+        u = walk(sign)
+        if u is not None:
             return to_x(u)
-        if i and np.isfinite(gaps[-1]) and np.isfinite(gaps[-2]) and gaps[-1] * gaps[-2] < 0.0:
-            u = optimize.brentq(lambda u: _safe(budget, to_x(u)) - target, grid[i], grid[i - 1],
-                                xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=200)
-            return to_x(u)
-    gaps = np.array(gaps)
-    finite = gaps[np.isfinite(gaps)] + target
+    values = np.array(list(gaps.values()))
+    finite = values[np.isfinite(values)] + target
     reach = (f"over {name} in ({domain[0]:g}, {domain[1]:g}) it ranges in "
              f"[{finite.min():.6g}, {finite.max():.6g}]" if finite.size else "it is never finite")
     raise AccountingError(f"no value of {name} meets the target {target:g}: {reach}")
 
 
-#: Where solve_parameter looks for the sign change, from the top of the domain down (in the
-#: coordinate u of _domain_map): coarse far out, where a budget changes slowly in u.
-_BRACKET_SCAN = (30.0, 16.0, 8.0, 4.0, 2.0, 1.0, 0.5, 0.0, -0.5, -1.0, -2.0, -4.0, -8.0, -16.0,
-                 -30.0)
+#: The steps of solve_parameter's walk from the middle of the domain (in the coordinate u of
+#: _domain_map), doubling: fine near the middle, coarse far out where a budget changes
+#: slowly in u.
+_BRACKET_STEPS = (0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 30.0)
 
 
 def _safe(budget, x) -> float:
@@ -688,7 +722,8 @@ def account(releases, *, delta: float = 1e-6) -> dict:
 def add_commands(subparsers) -> None:
     """Register ``account`` and ``calibrate`` on the ``raosym`` command's subparsers."""
     account_parser = subparsers.add_parser(
-        "account", help="Rao-DP, KL and (ε, δ)-DP of repeated releases of a mechanism",
+        "account", allow_abbrev=False,
+        help="Rao-DP, KL and (ε, δ)-DP of repeated releases of a mechanism",
         description="Compose repeated releases of a mechanism and report its Rao-DP budget "
                     "and its (ε, δ)-DP through Rényi DP, minimized over continuous α under "
                     "Mironov's Proposition 3 and Balle et al.'s Theorem 21.")
@@ -709,10 +744,11 @@ def add_commands(subparsers) -> None:
         "--pld-interval", type=float, default=None, metavar="H",
         help="with --accountant pld: the spacing of the privacy-loss grid (default 1e-4); "
              "the pessimistic ε is at most releases·H above the exact one")
-    account_parser.set_defaults(run=_account_command)
+    account_parser.set_defaults(run=_account_command, takes_parameter_options=True)
 
     calibrate_parser = subparsers.add_parser(
-        "calibrate", help="find the noise parameter that meets a target privacy budget",
+        "calibrate", allow_abbrev=False,
+        help="find the noise parameter that meets a target privacy budget",
         description="Find the value of one mechanism parameter (the noise scale, or p for "
                     "randomized response) at which the releases meet a target: Rao-DP "
                     "(--theta), (ε, δ)-DP through RDP (--epsilon and --delta) or KL (--kl).")
@@ -725,8 +761,10 @@ def add_commands(subparsers) -> None:
     calibrate_parser.add_argument("--conversion", choices=sorted(CONVERSIONS), default="balle",
                                   help="RDP to (ε, δ) conversion for --epsilon (default balle)")
     calibrate_parser.add_argument("--solve", metavar="NAME",
-                                  help="the parameter to calibrate (default: the one not given)")
-    calibrate_parser.set_defaults(run=_calibrate_command)
+                                  help="the parameter to calibrate (default: the one not "
+                                       "given); --solve sensitivity finds the largest "
+                                       "sensitivity the given noise affords")
+    calibrate_parser.set_defaults(run=_calibrate_command, takes_parameter_options=True)
 
 
 def _add_mechanism_arguments(parser) -> None:
@@ -735,12 +773,15 @@ def _add_mechanism_arguments(parser) -> None:
                              "bernoulli (randomized response)")
     parser.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                         help="a mechanism parameter by its name in the derivation file "
-                             "(repeatable)")
+                             "(repeatable); --NAME VALUE is the same for any parameter, "
+                             "e.g. --s 2 for Cauchy or logistic noise, --N 1.5")
     for name, text in (("sigma", "Gaussian noise std"), ("b", "Laplace noise scale"),
-                       ("p", "randomized response: probability of the truth"),
-                       ("sensitivity", "query sensitivity Δ (default 1)")):
+                       ("p", "randomized response: probability of the truth")):
         parser.add_argument(f"--{name}", type=float, default=None, help=f"{text} (= --param "
                                                                           f"{name}=VALUE)")
+    parser.add_argument("--sensitivity", type=float, default=None,
+                        help=f"query sensitivity Δ of an additive mechanism (default "
+                             f"{DEFAULT_SENSITIVITY:g})")
     parser.add_argument("--repeat", type=int, default=1,
                         help="number of independent releases composed (default 1)")
     parser.add_argument("--generated", default=None, metavar="DIR",
@@ -756,13 +797,51 @@ def _parameter_values(arguments) -> dict:
         if not equals or not _NAME.match(name):
             raise AccountingError(f"--param expects NAME=VALUE (e.g. sigma=4); got {item!r}")
         values[name] = _number(text, f"--param {name}")
-    for name in ("sigma", "b", "p", "sensitivity"):
-        value = getattr(arguments, name)
+    given = [(name, getattr(arguments, name)) for name in ("sigma", "b", "p", "sensitivity")]
+    given += parameter_options(getattr(arguments, "extra", None) or [])
+    for name, value in given:
         if value is not None:
             if name in values:
                 raise AccountingError(f"{name} is given twice (--{name} and --param {name}=...)")
             values[name] = _number(value, f"--{name}")
     return values
+
+
+def parameter_options(tokens: list[str]) -> list[tuple[str, str]]:
+    """``--NAME VALUE`` and ``--NAME=VALUE`` options argparse did not know, as (name, text)
+    pairs: a mechanism's own parameters (``--s 2``, ``--N 1.5``). Whether the mechanism has
+    such a parameter is checked when its values are (:meth:`Mechanism.check`)."""
+    pairs, index = [], 0
+    while index < len(tokens):
+        token = tokens[index]
+        name, equals, text = token[2:].partition("=") if token.startswith("--") else ("", "", "")
+        if not _NAME.match(name):
+            raise AccountingError(
+                f"unrecognized argument {token!r}: a mechanism parameter is given as --NAME "
+                "VALUE, --NAME=VALUE or --param NAME=VALUE")
+        if not equals:
+            if index + 1 >= len(tokens) or tokens[index + 1].startswith("--"):
+                raise AccountingError(f"--{name}: expected a value (--{name} VALUE)")
+            index += 1
+            text = tokens[index]
+        pairs.append((name, text))
+        index += 1
+    return pairs
+
+
+#: The sensitivity of an additive mechanism when none is given (counting queries), in
+#: ``raosym account``, ``raosym calibrate`` and ``raosym plot rdp`` alike.
+DEFAULT_SENSITIVITY = 1.0
+
+
+def with_default_sensitivity(mechanism: Mechanism, values: dict,
+                             solve: str | None = None) -> dict:
+    """``values`` with ``sensitivity`` = :data:`DEFAULT_SENSITIVITY` added when the mechanism
+    takes one and none is given (unless it is the parameter being solved for)."""
+    if ("sensitivity" in mechanism.parameters and "sensitivity" not in values
+            and solve != "sensitivity"):
+        return {**values, "sensitivity": DEFAULT_SENSITIVITY}
+    return dict(values)
 
 
 def _number(text, where: str) -> float:
@@ -778,9 +857,8 @@ def _number(text, where: str) -> float:
 
 def _mechanism_and_values(arguments) -> tuple[Mechanism, dict]:
     mechanism = load_mechanism(arguments.mechanism, arguments.generated)
-    values = _parameter_values(arguments)
-    if "sensitivity" in mechanism.parameters and "sensitivity" not in values:
-        values["sensitivity"] = 1.0  # the usual unit sensitivity (counting queries)
+    values = with_default_sensitivity(mechanism, _parameter_values(arguments),
+                                      getattr(arguments, "solve", None))
     if arguments.repeat < 1:
         raise AccountingError(f"--repeat must be a positive integer; got {arguments.repeat}")
     return mechanism, values
@@ -819,9 +897,7 @@ def _release(text: str, generated) -> Release:
         else:
             values[key] = _number(number, f"--with {name}: {key}")
     mechanism = load_mechanism(name, generated)
-    if "sensitivity" in mechanism.parameters:
-        values.setdefault("sensitivity", 1.0)
-    return Release(mechanism, values, repeat)
+    return Release(mechanism, with_default_sensitivity(mechanism, values), repeat)
 
 
 def _account_text(summary: dict) -> str:

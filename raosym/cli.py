@@ -16,7 +16,9 @@ a density; a bad command line), 130 when interrupted.
 
 Other modules add commands through :data:`COMMAND_MODULES`: each names a module exposing
 ``add_commands(subparsers)``, which adds its parsers and sets ``run`` (a function of the
-parsed arguments returning the exit status) as their default.
+parsed arguments returning the exit status) as their default. A command that also sets
+``takes_parameter_options=True`` receives the options argparse does not know (``--s 2``) as
+``arguments.extra``, to check itself; any other command refuses them.
 """
 
 from __future__ import annotations
@@ -249,7 +251,15 @@ def main(argv: list[str] | None = None) -> int:
         if threading.current_thread() is threading.main_thread() else None
     try:
         _import_stages()
-        arguments = build_parser().parse_args(argv)
+        parser = build_parser()
+        # Commands that take the options of a mechanism's own parameters (``raosym account
+        # --mechanism cauchy --s 2``) receive the options argparse does not know as
+        # ``arguments.extra`` and check them against the mechanism; every other command
+        # refuses them as argparse would.
+        arguments, extra = parser.parse_known_args(argv)
+        if extra and not getattr(arguments, "takes_parameter_options", False):
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        arguments.extra = extra
         return arguments.run(arguments)
     except RaosymError as error:
         print(f"raosym: {error}", file=sys.stderr)

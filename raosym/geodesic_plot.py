@@ -122,32 +122,73 @@ def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None
     if len(spec.coordinates) > 2:
         raise RaosymError(f"{spec.name}: geodesic pictures need one or two coordinates, the "
                           f"family has {len(spec.coordinates)}")
+    from raosym.plot import math_label
+
     constants = constants or {}
-    figure = Figure(figsize=(6, 5))
+    figure = Figure(figsize=(5.2, 5.0), layout="constrained")
     axes = figure.add_subplot()
     if len(spec.coordinates) == 1:
         _distance_profile(axes, verified, centre, radii, constants, module)
-        figure.tight_layout()
         return figure
     for ray in rays(verified, centre, radii, count=count, constants=constants):
         axes.plot(ray.path[:, 0], ray.path[:, 1], color="0.55", linewidth=0.8)
     circles = rays(verified, centre, radii, count=180, constants=constants)
     for radius in radii:
-        ring = np.array([ray.at_radius[radius] for ray in circles if radius in ray.at_radius])
-        axes.plot(*np.vstack([ring, ring[:1]]).T, color="tab:blue", linewidth=1.6,
+        axes.plot(*_ring(circles, radius).T, color="tab:blue", linewidth=1.6,
                   label="geodesic circles" if radius == radii[0] else None)
     if hasattr(module, "rao_distance") and _closed_form(verified):
         _level_sets(axes, module, spec, centre, radii, constants, circles)
-    axes.plot(*centre, "o", color="black")
+    axes.plot(*centre, "o", color="black", label="centre")
     names = [p.name for p in spec.coordinates]
-    axes.set_xlabel(names[0])
-    axes.set_ylabel(names[1])
-    fixed = ", ".join(f"{k} = {v:g}" for k, v in constants.items())
-    axes.set_title(f"{spec.title}\nRao balls of radius {', '.join(f'{r:g}' for r in radii)}"
-                   + (f" ({fixed})" if fixed else ""), fontsize=9)
-    axes.legend(loc="best", fontsize=8)
-    figure.tight_layout()
+    axes.set_xlabel(math_label(names[0]))
+    axes.set_ylabel(math_label(names[1]))
+    axes.set_title(_title(spec, radii, constants), fontsize="medium")
+    axes.plot([], [], color="0.55", linewidth=0.8, label="geodesics from the centre")
+    _logarithmic_where_wide(axes, spec, circles)
+    _legend_below(axes)
     return figure
+
+
+def _logarithmic_where_wide(axes, spec, circles, ratio: float = 20.0) -> None:
+    """A logarithmic axis for a positive coordinate whose balls span more than ``ratio`` (a
+    scale's balls grow geometrically: on a linear axis the small ones are a smudge)."""
+    points = np.vstack([ray.path for ray in circles])
+    for index, (parameter, set_scale) in enumerate(zip(spec.coordinates,
+                                                       (axes.set_xscale, axes.set_yscale))):
+        low, high = points[:, index].min(), points[:, index].max()
+        if parameter.domain.lower == 0 and not parameter.domain.upper.is_finite \
+                and low > 0 and high / low > ratio:
+            set_scale("log")
+
+
+def _title(spec, radii, constants) -> str:
+    """The family's title, the radii and the constants held fixed (in mathtext)."""
+    from raosym.plot import assignment_label
+
+    fixed = ", ".join(assignment_label(k, v) for k, v in constants.items())
+    return (f"{spec.title.split(' (')[0]}\nRao balls of radius "
+            f"{', '.join(f'{r:g}' for r in radii)}" + (f" ({fixed})" if fixed else ""))
+
+
+def _legend_below(axes) -> None:
+    """The legend under the axes, outside the rays and balls it explains."""
+    axes.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncols=2, fontsize="small",
+                frameon=False)
+
+
+def _ring(circles: list[Ray], radius: float) -> np.ndarray:
+    """The closed geodesic circle through the ray ends at ``radius``: when every ray reaches
+    it, a periodic cubic spline in the ray angle through them (smooth, and through every
+    computed point), else the ends joined by straight segments."""
+    from scipy.interpolate import CubicSpline
+
+    ends = [(ray.direction, ray.at_radius[radius]) for ray in circles if radius in ray.at_radius]
+    points = np.array([point for _, point in ends])
+    if len(ends) < len(circles) or len(ends) < 4:
+        return np.vstack([points, points[:1]])
+    angles = np.array([angle for angle, _ in ends] + [ends[0][0] + 2 * math.pi])
+    spline = CubicSpline(angles, np.vstack([points, points[:1]]), bc_type="periodic")
+    return spline(np.linspace(angles[0], angles[-1], 8 * len(ends) + 1))
 
 
 def _distance_profile(axes, verified, centre, radii, constants, module):
@@ -165,12 +206,14 @@ def _distance_profile(axes, verified, centre, radii, constants, module):
     for radius in radii:
         ends = [ray.at_radius[radius][0] for ray in both if radius in ray.at_radius]
         axes.plot(ends, [radius] * len(ends), color="0.55", linewidth=0.8, marker="|")
-    axes.plot(centre[0], 0, "o", color="black")
-    axes.set_xlabel(spec.coordinates[0].name)
+    from raosym.plot import math_label
+
+    axes.plot(centre[0], 0, "o", color="black", label="centre")
+    axes.set_xlabel(math_label(spec.coordinates[0].name))
     axes.set_ylabel("Rao distance from the centre")
-    axes.set_title(f"{spec.title}\nRao balls of radius {', '.join(f'{r:g}' for r in radii)}",
-                   fontsize=9)
-    axes.legend(loc="best", fontsize=8)
+    axes.set_title(_title(spec, radii, constants), fontsize="medium")
+    axes.plot([], [], color="0.55", linewidth=0.8, marker="|", label="Rao balls (intervals)")
+    _legend_below(axes)
 
 
 def _level_sets(axes, module, spec, centre, radii, constants, circles):

@@ -307,13 +307,17 @@ def generate(names=None, *, output: str | os.PathLike = "generated", check: bool
     ``output``; with ``check``, only compare a fresh render with ``output``. Families found in
     ``cache`` are rendered from it without deriving."""
     files = all_derivation_files()
-    if not files:
-        raise SpecError(f"no derivation files in {derivations_folder()}",
+    if not files and not names:
+        raise SpecError(f"no derivation files in {derivations_folder()} (name a derivation "
+                        "file to generate it: raosym generate PATH/NAME.toml)",
                         path=str(derivations_folder()))
     targets = [str(resolve(name)) for name in names] if names else [str(f) for f in files]
     outcomes = run_families(targets, jobs=jobs, cache=cache, on_step=on_step)
-    generation = generate_from(outcomes, output=output, families={f.stem for f in files},
-                               check=check, cache=cache)
+    # The families that exist: the derivations folder's and the files named here (a file
+    # outside the folder is generated like any other; a later plain run keeps its files).
+    families = {f.stem for f in files} | {Path(target).stem for target in targets}
+    generation = generate_from(outcomes, output=output, families=families, check=check,
+                               cache=cache)
     return dataclasses.replace(generation, outcomes=tuple(outcomes))
 
 
@@ -338,8 +342,10 @@ def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
     """The emit and write stages for outcomes already derived and verified.
 
     ``families`` names every family that exists (one per derivation file): the files of any
-    other family in ``output`` are stale and removed. Rendering happens entirely in memory
-    before anything is written, so an exception leaves ``output`` untouched.
+    other family in ``output`` that were generated from the derivations folder are stale and
+    removed (files generated from elsewhere, or not by raosym, are kept; see
+    :func:`raosym.emit.write.plan_tree`). Rendering happens entirely in memory before
+    anything is written, so an exception leaves ``output`` untouched.
     """
     from raosym.emit import write
     from raosym.errors import EmitError
@@ -361,7 +367,7 @@ def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
             rendered[spec.name] = _render(outcome, cache)
         except EmitError as error:
             failures.append(FamilyOutcome(outcome.name, error=EmitError(f"{spec.path}: {error}")))
-    plan = write.plan_tree(output, rendered, families)
+    plan = write.plan_tree(output, rendered, families, derivations_folder().name)
     if check:
         return Generation(output, tuple(failures), diff=write.drift(output, plan))
     return Generation(output, tuple(failures), changed=tuple(write.write_tree(output, plan)))

@@ -12,8 +12,12 @@ draws what ``raosym generate`` emitted; nothing is derived here. Figures:
   the KL divergence, the α → 1 limit, is marked at α = 1.
 
 Matplotlib is used through its object-oriented API on an Agg canvas (no pyplot, no global
-backend switch), and the output format follows the file's suffix (.png or .pdf).
-:func:`add_commands` registers ``plot`` with one sub-command per figure.
+backend switch), and the output format follows the file's suffix: vector PDF for .pdf, a
+300 dpi PNG for .png. Figures are labelled for print: a parameter named like a Greek letter
+is typeset as one (``mu`` as μ, ``sigma_2`` as σ₂: :func:`math_label`), a
+family by its title, not its file name (:func:`family_title`); legends sit outside the data;
+a curve that leaves the top of the axis is marked where it does (▲) and its legend entry
+says so. :func:`add_commands` registers ``plot`` with one sub-command per figure.
 """
 
 from __future__ import annotations
@@ -27,11 +31,92 @@ import numpy as np
 
 from raosym import account
 
-#: Legend symbols for parameter names.
-_SYMBOLS = {"sigma": "σ", "lambda_": "λ", "nu": "ν", "mu": "μ"}
-
 #: Output formats by file suffix.
 FORMATS = {".png": "png", ".pdf": "pdf"}
+#: Resolution of PNG output (PDF is vector).
+PNG_DPI = 300
+
+#: Names typeset as Greek letters (mathtext commands of the same name); ``lam``/``lambda_``
+#: are the spellings a derivation file uses for λ, ``epsilon`` is printed as ε (varepsilon).
+_GREEK = {name: name for name in (
+    "alpha", "beta", "gamma", "delta", "zeta", "eta", "theta", "iota", "kappa", "lambda",
+    "mu", "nu", "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "chi", "psi", "omega",
+    "Gamma", "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Upsilon", "Phi", "Psi",
+    "Omega")} | {"epsilon": "varepsilon", "lam": "lambda", "lambda_": "lambda"}
+
+
+def math_label(name: str) -> str:
+    """A parameter name as matplotlib mathtext: ``mu`` -> ``$\\mu$``, ``sigma_2`` ->
+    ``$\\sigma_{2}$``, ``b`` -> ``$b$``, ``sensitivity`` -> ``$\\Delta$`` (the sensitivity
+    is Δ in the literature), ``rate`` -> ``$\\mathrm{rate}$``."""
+    if name == "sensitivity":
+        return r"$\Delta$"
+    if name in _GREEK:
+        return f"$\\{_GREEK[name]}$"
+    match = re.fullmatch(r"([A-Za-z]+?)_?([0-9]+|[a-z])?", name)
+    if match and match.group(2) and (match.group(1) in _GREEK or len(match.group(1)) == 1):
+        base, subscript = match.groups()
+        symbol = f"\\{_GREEK[base]}" if base in _GREEK else base
+        return f"${symbol}_{{{subscript}}}$"
+    if re.fullmatch(r"[A-Za-z]", name):
+        return f"${name}$"
+    return f"$\\mathrm{{{name.replace('_', ' ')}}}$"
+
+
+def family_title(name: str, derivations=None) -> str:
+    """A family's title for a figure: its derivation file's ``title`` up to the first
+    parenthesis ("Generalized Gaussian location-scale family"), or, without a file, its name
+    with spaces and a capital ("Generalized gaussian"), never the file name itself."""
+    from raosym.errors import RaosymError
+
+    folder = Path(derivations) if derivations else None
+    if folder is None:
+        from raosym.pipeline import derivations_folder
+
+        folder = derivations_folder()
+    path = folder / f"{name}.toml"
+    if path.is_file():
+        from raosym.spec import load_spec
+
+        try:
+            title = load_spec(path).title
+        except RaosymError:
+            title = ""
+        if title:
+            return title.split(" (")[0].strip()
+    words = name.replace("_", " ").strip()
+    return words[:1].upper() + words[1:]
+
+
+def assignment_label(name: str, value: float) -> str:
+    """``sigma``, 2 -> ``$\\sigma = 2$`` (one mathtext string)."""
+    return f"{math_label(name)[:-1]} = {value:g}$"
+
+
+def legend_below(ax, handles=None, columns: int = 2):
+    """A legend under the axes (outside the data), in ``columns`` columns."""
+    handles = handles if handles is not None else ax.get_legend_handles_labels()[0]
+    return ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.2),
+                     ncols=columns, fontsize="small", frameon=False)
+
+
+def mark_clipped(ax, alphas, values, ymax, color) -> float | None:
+    """Mark (▲ on the top edge) where a curve leaves the axis at ``ymax``; the order there,
+    or None when the curve stays inside."""
+    if ymax is None:
+        return None
+    above = ~(np.asarray(values) <= ymax)  # inf and nan count as above
+    if not above.any():
+        return None
+    index = int(np.argmax(above))
+    if index == 0:
+        where = float(alphas[0])
+    else:  # linear interpolation between the last point inside and the first outside
+        a0, a1, v0, v1 = alphas[index - 1], alphas[index], values[index - 1], values[index]
+        where = float(a0 + (ymax - v0) * (a1 - a0) / (v1 - v0)) if np.isfinite(v1) else float(a1)
+    ax.plot([where], [ymax], marker="^", linestyle="None", color=color, markersize=6,
+            clip_on=False, zorder=5)
+    return where
 
 
 @dataclass(frozen=True)
@@ -65,25 +150,35 @@ def rdp_figure(panels=MIRONOV_FIGURE_1, *, generated=None, alpha_max: float = 8.
     # Orders from just above 1 (the curves are continuous there) to alpha_max.
     alphas = 1.0 + (alpha_max - 1.0) * np.linspace(0.0, 1.0, points + 1)[1:] ** 2
     alphas = np.concatenate([[1.0 + 1e-6], alphas])
-    figure = Figure(figsize=(4.0 * len(panels), 3.6), layout="constrained")
+    figure = Figure(figsize=(3.6 * len(panels), 3.5), layout="constrained")
     axes = figure.subplots(1, len(panels), squeeze=False)[0]
     for panel, ax in zip(panels, axes):
         mechanism = account.load_mechanism(panel.mechanism, generated)
+        fixed = {}
         for value in panel.values:
-            values = {**panel.fixed, panel.parameter: value}
+            values = account.with_default_sensitivity(
+                mechanism, {**panel.fixed, panel.parameter: value})
+            fixed = {k: v for k, v in values.items() if k != panel.parameter}
             curve = mechanism.curve(**values)
-            label = f"{_SYMBOLS.get(panel.parameter, panel.parameter)} = {value:g}"
-            (line,) = ax.plot(alphas, curve(alphas), label=label)
+            epsilons = curve(alphas)
+            (line,) = ax.plot(alphas, epsilons)
+            leaves = mark_clipped(ax, alphas, epsilons, ymax, line.get_color())
+            line.set_label(assignment_label(panel.parameter, value)
+                           + ("" if leaves is None else f" (▲ above {ymax:g} at "
+                                                        f"$\\alpha$ = {leaves:.3g})"))
             if mechanism.kl_divergence is not None:
                 ax.plot([1.0], [mechanism.kl(**values)], "o", color=line.get_color(),
-                        markersize=3)
-        ax.set_title(panel.title or panel.mechanism)
-        ax.set_xlabel("order α")
+                        markersize=3, clip_on=False, zorder=4)
+        title = panel.title or family_title(panel.mechanism)
+        if fixed:
+            title += "\n" + ", ".join(assignment_label(k, v) for k, v in fixed.items())
+        ax.set_title(title, fontsize="medium")
+        ax.set_xlabel(r"order $\alpha$")
         ax.set_xlim(1.0, alpha_max)
         ax.set_ylim(0.0, ymax)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize="small")
-    axes[0].set_ylabel("RDP budget ε(α)")
+        legend_below(ax)
+    axes[0].set_ylabel(r"RDP budget $\varepsilon(\alpha)$ (dot: KL at $\alpha = 1$)")
     return figure
 
 
@@ -99,7 +194,8 @@ def save(figure, output: str | Path) -> Path:
     # Fixed metadata, so the same figure gives the same bytes.
     metadata = {"Software": "raosym"} if fmt == "png" else {"Creator": "raosym",
                                                             "CreationDate": None}
-    figure.savefig(output, format=fmt, metadata=metadata)
+    figure.savefig(output, format=fmt, metadata=metadata, dpi=PNG_DPI, bbox_inches="tight",
+                   pad_inches=0.05)
     return output
 
 
@@ -188,7 +284,9 @@ def _add_rdp(figures) -> None:
     rdp.add_argument("--panel", action="append", default=[],
                      metavar="MECHANISM:PARAM=V1,V2[:NAME=VALUE...]",
                      help="a panel (repeatable; replaces the default panels), e.g. "
-                          "laplace_location:b=0.5,1,2:sensitivity=1")
+                          "laplace_location:b=0.5,1,2 or logistic:s=1,2:sensitivity=2 "
+                          f"(the sensitivity defaults to {account.DEFAULT_SENSITIVITY:g}, as "
+                          "in raosym account)")
     rdp.add_argument("--alpha-max", type=float, default=8.0, help="largest order (default 8)")
     rdp.add_argument("--ymax", type=float, default=2.5, help="top of the ε axis (default 2.5)")
     rdp.add_argument("--generated", default=None, metavar="DIR",

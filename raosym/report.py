@@ -125,10 +125,47 @@ def as_text(verified: Verified) -> str:
         lines.append(f"  scalar curvature: R = {sympy.sstr(geometry.scalar_curvature)}")
     if derivation.distance is not None or len(spec.coordinates) > 2:
         lines += _distance_lines(derivation.distance)
+    lines += _mechanism_lines(mechanism_report(verified))
     for item in verified.unavailable:
         lines.append(f"  unavailable: {item.quantity}: {item.reason}")
     lines.append(_verification_table(verified))
     return "\n".join(lines)
+
+
+def _mechanism_lines(mechanism: dict | None) -> list[str]:
+    """The mechanism's results in the text output (the ``mechanism`` object of the JSON, with
+    the textbook forms; ``--json`` also gives the cancellation-free ones): Rao-DP budget,
+    calibration, composition, conversions, RDP curve, KL and their verification."""
+    if mechanism is None:
+        return []
+    lines = [f"  mechanism ({mechanism['kind']}): distances in {mechanism['manifold']}",
+             f"    Rao-DP budget: theta = {mechanism['rao_dp_theta']}"
+             + (f"    (constant k = {mechanism['rao_dp_constant']})"
+                if mechanism["rao_dp_constant"] is not None else "")]
+    calibration = mechanism["calibration"]
+    if calibration is not None:
+        note = (f"    (theta-Rao-DP exactly; a larger {calibration['solves_for']} gives a "
+                "smaller budget)" if mechanism["kind"] == "additive" else "")
+        lines.append(f"    calibration: {calibration['solves_for']} = {calibration['value']}"
+                     + note)
+    if mechanism["composition"] is not None:
+        lines.append(f"    composition of two releases: theta = {mechanism['composition']}")
+    for conversion in mechanism["conversions"]:
+        lines.append(f"    {conversion['name']} ({conversion['source']}): scale = "
+                     f"{conversion['scale']}, theta = {conversion['rao_dp_theta']}")
+    if mechanism["rdp_closed"]:
+        zcdp = (f"    (rho-zCDP with rho = {mechanism['zcdp_rho']})"
+                if mechanism["zcdp_rho"] is not None else "")
+        lines.append(f"    RDP curve: D_alpha = {mechanism['rdp_curve']}    (alpha > 1){zcdp}")
+        lines.append(f"    KL divergence: {mechanism['kl']}    (the limit alpha -> 1)")
+    else:
+        lines.append(f"    RDP curve and KL divergence: no closed form ({mechanism['rdp_reason']}); "
+                     "the generated module computes them by quadrature")
+    checks = "; ".join(f"{name} {entry['points']} points, {entry['min_digits']:g} digits"
+                       for name, entry in mechanism["verification"].items())
+    if checks:
+        lines.append(f"    verified: {checks}")
+    return lines
 
 
 def _verification_table(verified: Verified) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import mpmath
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from conftest import family_names, verified
 
 from raosym.errors import RaosymError
@@ -71,6 +72,23 @@ def test_figure_files(catalog, tmp_path):
         path = tmp_path / f"gaussian{suffix}"
         figure.savefig(path)
         assert path.read_bytes().startswith(magic)
+
+
+def test_figure_labels_and_legend_outside(catalog):
+    """Coordinates typeset from their names (mu, sigma: μ, σ), the legend below the axes."""
+    figure = geodesic_figure(verified(catalog, "gaussian"), [0.0, 1.0], RADII, count=8)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    (axes,) = figure.get_axes()
+    assert (axes.get_xlabel(), axes.get_ylabel()) == (r"$\mu$", r"$\sigma$")
+    assert axes.get_legend().get_window_extent(renderer).y1 < \
+        axes.get_window_extent(renderer).y0
+
+
+def test_wide_scales_are_drawn_on_a_logarithmic_axis(catalog):
+    figure = geodesic_figure(verified(catalog, "gamma"), [1.0, 1.0], RADII, count=8)
+    (axes,) = figure.get_axes()
+    assert axes.get_yscale() == "log"
 
 
 def test_a_missing_constant_is_named(catalog):

@@ -12,6 +12,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 import pytest
+from matplotlib.backends.backend_agg import FigureCanvasAgg
 from test_account import mp_gaussian, mp_laplace, mp_rr, write_fake_generated
 
 from raosym import cli, plot
@@ -88,7 +89,7 @@ def test_panel_option_sets_the_curves(fakes):
     (["out.png", "--panel", "laplace_location"], "expects MECHANISM:PARAM=V1,V2"),
     (["out.png", "--panel", "laplace_location:b=one"], "expected a number; got 'one'"),
     (["out.png", "--panel", "laplace_location:b=1:sensitivity=1,2"], "only the first"),
-    (["out.png", "--panel", "laplace_location:b=1"], "needs a value for sensitivity"),
+    (["out.png", "--panel", "laplace_location:b=1:sigma=2"], "no parameter 'sigma'"),
     (["out.png", "--alpha-max", "1"], "greater than 1"),
 ])
 def test_cli_bad_input_exits_2(fakes, tmp_path, capsys, monkeypatch, argv, message):
@@ -116,3 +117,56 @@ def test_appendix_figures(tmp_path):
     assert plot.appendix_figures(tmp_path / "nothing", tmp_path / "nowhere") == []
     appendix = (REPOSITORY / "generated" / "latex" / "appendix.tex").read_text()
     assert "\\includegraphics[width=\\textwidth]{rdp_curves.pdf}" in appendix
+
+
+# --- publication defaults (issue 17) ---------------------------------------------------------
+
+
+def test_png_resolution_and_vector_pdf(fakes, tmp_path):
+    from PIL import Image
+
+    png, pdf = tmp_path / "rdp.png", tmp_path / "rdp.pdf"
+    for output in (png, pdf):
+        assert cli.main(["plot", "rdp", str(output), "--generated", str(fakes)]) == 0
+    with Image.open(png) as image:
+        assert min(image.info["dpi"]) >= 200
+        assert image.size[0] >= 2000  # three panels, 10.8 inches wide
+    assert b"/Subtype /Image" not in pdf.read_bytes()  # vector: no raster image inside
+
+
+@pytest.mark.parametrize("name, label", [
+    ("mu", r"$\mu$"), ("sigma", r"$\sigma$"), ("sigma_2", r"$\sigma_{2}$"), ("b", "$b$"),
+    ("N", "$N$"), ("nu", r"$\nu$"), ("lam", r"$\lambda$"), ("epsilon", r"$\varepsilon$"),
+    ("sensitivity", r"$\Delta$"), ("rate", r"$\mathrm{rate}$"),
+])
+def test_parameter_names_are_typeset(name, label):
+    assert plot.math_label(name) == label
+
+
+def test_family_names_are_titles():
+    folder = REPOSITORY / "derivations"
+    assert plot.family_title("generalized_gaussian", folder) == \
+        "Generalized Gaussian location-scale family"
+    assert plot.family_title("no_such_family", folder) == "No such family"
+
+
+def test_labels_legends_outside_and_the_clipped_curve_marked(fakes):
+    """Greek labels; each legend lies below its axes, off the data; the Gaussian σ = 1 curve
+    α/2 leaves the axis top 2.5 at α = 5 and is marked there (▲), its label says so."""
+    figure = plot.rdp_figure(generated=fakes, alpha_max=8.0, ymax=2.5)
+    renderer = FigureCanvasAgg(figure).get_renderer()
+    figure.draw(renderer)
+    for ax in figure.get_axes():
+        assert ax.get_xlabel() == r"order $\alpha$"
+        legend = ax.get_legend()
+        assert legend.get_window_extent(renderer).y1 < ax.get_window_extent(renderer).y0
+    gaussian = figure.get_axes()[2]
+    assert gaussian.get_title() == "Gaussian\n$\\Delta = 1$"
+    labels = [text.get_text() for text in gaussian.get_legend().get_texts()]
+    assert labels[0].startswith(r"$\sigma = 1$ (▲ above 2.5 at $\alpha$ = 5")
+    (mark,) = [line for line in gaussian.get_lines() if line.get_marker() == "^"]
+    assert mark.get_xdata()[0] == pytest.approx(5.0, rel=1e-3)
+    assert mark.get_ydata()[0] == 2.5
+    custom = plot.rdp_figure((plot.parse_panel("gaussian_location:sigma=2"),),
+                             generated=fakes, alpha_max=3.0)
+    assert custom.get_axes()[0].get_title().startswith("Gaussian location family")

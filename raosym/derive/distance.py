@@ -15,6 +15,13 @@ read off the metric, never off the family's name; the recognizers are tried in t
   the derived Gaussian curvature ``K = -1/c'``;
 - **product**: a diagonal metric whose entry ``g_ii`` depends only on ``θ_i`` is a product of
   one-dimensional manifolds, ``d = sqrt(d₁² + d₂²)``;
+- **warped half-plane**: a diagonal metric ``g = diag(a(u)·b(y), c(y))`` (``g_uu`` a product
+  of a function of each coordinate) with ``m = 4·c·b²/b'²`` a positive constant: with
+  ``x = ∫ sqrt(a) du / sqrt(m)`` and ``w = 1/sqrt(b)``, ``ds² = m·(dx² + dw²)/w²``, a Poincaré
+  half-plane scaled by ``m`` (curvature ``-1/m``, confirmed by the derived one) when ``w``
+  ranges over (0, ∞) (the image, a vertical strip, is then geodesically convex, so the
+  half-plane distance is the manifold's); the inverse Gaussian (``x ∝ 1/√μ``, ``w = 1/√λ``,
+  ``m = 2``) is one;
 - otherwise **numeric only** (the verify stage's geodesic solver gives the distance).
 
 Each closed form comes in two equal forms: ``textbook`` (as the literature writes it) and
@@ -190,11 +197,109 @@ def _product(problem: _Problem) -> RaoDistance:
     return RaoDistance("product", textbook, stable, (problem.first, problem.second), tuple(steps))
 
 
+def _warped_half_plane(problem: _Problem) -> RaoDistance:
+    """g = diag(a(u)·b(y), c(y)) with 4·c·b²/b'² = m constant: a half-plane scaled by m."""
+    coordinates, metric = problem.coordinates, problem.metric
+    if len(coordinates) != 2:
+        raise _Declined("not two coordinates")
+    if metric[0, 1] != 0:
+        raise _Declined("the metric is not diagonal")
+    reasons = []
+    for along, across in ((0, 1), (1, 0)):
+        u, y = coordinates[along], coordinates[across]
+        if metric[across, across].has(u):
+            reasons.append(f"g_{y}{y} depends on {u}")
+            continue
+        parts = sympy.separatevars(metric[along, along], symbols=[u, y], dict=True, force=True)
+        if not parts or not parts[y].has(y):
+            reasons.append(f"g_{u}{u} is not a product of a function of {u} and one of {y}")
+            continue
+        a, b = tidy(parts["coeff"] * parts[u]), tidy(parts[y])
+        if not (b.is_positive or _sign_on(b, y, _interval(problem.domain(across)),
+                                          _interior_point(problem.domain(across))) == 1):
+            a, b = -a, -b  # the split's signs are arbitrary: b > 0 is wanted
+        m = tidy(sympy.simplify(4 * metric[across, across] * b**2 / sympy.diff(b, y) ** 2))
+        if m.has(u, y) or not m.is_positive:
+            reasons.append(f"4·g_{y}{y}·b²/b'² = {sympy.sstr(m)} is not a positive constant "
+                           f"(b = {sympy.sstr(b)})")
+            continue
+        w = tidy(1 / sympy.sqrt(b))
+        ends = {sympy.limit(w, y, end, direction)
+                for end, direction in ((problem.domain(across).lower, "+"),
+                                       (problem.domain(across).upper, "-"))}
+        if ends != {sympy.S.Zero, sympy.oo}:
+            reasons.append(f"w = {sympy.sstr(w)} does not range over (0, oo)")
+            continue
+        return _warped_distance(problem, along, across, a, b, m, w)
+    raise _Declined("; ".join(reasons))
+
+
+def _warped_distance(problem: _Problem, along: int, across: int, a, b, m, w) -> RaoDistance:
+    u, y = problem.coordinates[along], problem.coordinates[across]
+    x_of_u, steps = _antiderivative(_positive_root(a, u, problem.domain(along)), u,
+                                    problem.domain(along), problem.budget)
+    x_of_u = tidy(x_of_u / sympy.sqrt(m))
+    w_symbol = sympy.Symbol("w", positive=True)
+    point = {name: (problem.first[index], problem.second[index])
+             for name, index in (("u", along), ("y", across))}
+    x1, x2 = (x_of_u.subs(u, value) for value in point["u"])
+    w1, w2 = (w.subs(y, value) for value in point["y"])
+    squares = (x1 - x2) ** 2 + (w1 - w2) ** 2
+    textbook = sympy.sqrt(m) * sympy.acosh(1 + squares / (2 * w1 * w2))
+    steps = steps[1:]  # the antiderivative of sqrt(a): x = that / sqrt(m)
+    steps.insert(0, ProofStep(
+        f"The metric is diagonal, g_{u}{u} = a({u})·b({y}) and g_{y}{y} = c({y}) with "
+        f"4·c·b²/b'² = m constant: a warped half-plane.", sympy.Symbol("g"),
+        sympy.ImmutableMatrix(problem.metric),
+        f"a = {sympy.sstr(a)}, b = {sympy.sstr(b)}, c = {sympy.sstr(problem.metric[across, across])}, "
+        f"m = {sympy.sstr(m)}", "distance"))
+    steps.append(ProofStep(
+        f"With x = ∫ sqrt(a) d{u} / sqrt(m) and w = 1/sqrt(b) the metric is a Poincaré "
+        "half-plane scaled by m.", sympy.Symbol("ds") ** 2,
+        m * (sympy.Symbol("dx") ** 2 + sympy.Symbol("dw") ** 2) / w_symbol**2,
+        f"x = {sympy.sstr(x_of_u)}, w = {sympy.sstr(w)}: b·a d{u}² = m dx²/w² and, as "
+        f"dw = -b'/(2 b^(3/2)) d{y}, m dw²/w² = m b'²/(4 b²) d{y}² = c d{y}²; w ranges over "
+        "(0, oo) and x over an interval, a vertical strip of the half-plane, which is "
+        "geodesically convex (bounded by geodesics), so the half-plane distance is the "
+        "manifold's", "half-plane"))
+    steps.append(_curvature_step(problem.geometry, m))
+    steps.append(ProofStep("The Rao distance (textbook form).", sympy.Symbol("d"), textbook,
+                           "the half-plane distance acosh(1 + ((x₁-x₂)² + (w₁-w₂)²)/(2 w₁ w₂)) "
+                           "scaled by sqrt(m)", "distance"))
+    differences, identities = [], []
+    for expr, theta, index in ((x_of_u, u, along), (w, y, across)):
+        domain = problem.domain(index)
+        increasing = _Monotonicity(domain, theta)(expr) > 0
+        try:
+            stable_difference, used = _stable_difference(
+                expr if increasing else -expr, theta, problem.first[index],
+                problem.second[index], domain)
+        except _Declined:
+            stable_difference, used = expr.subs(theta, problem.first[index]) - \
+                expr.subs(theta, problem.second[index]), []
+        differences.append(stable_difference)
+        identities += [identity for identity in used if identity not in identities]
+    stable = 2 * sympy.sqrt(m) * sympy.asinh(sympy.sqrt(
+        (differences[0] ** 2 + differences[1] ** 2) / (4 * w1 * w2)))
+    z = sympy.Symbol("z", nonnegative=True)
+    identities.append(Identity(
+        sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
+        "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0",
+        lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z))
+    steps += [_identity_step(identity) for identity in identities]
+    steps.append(_equality_step(problem, textbook, stable,
+                                "differences of x and w without cancellation, asinh for "
+                                "acosh(1 + tiny)"))
+    return RaoDistance("warped half-plane", textbook, stable, (problem.first, problem.second),
+                       tuple(steps))
+
+
 _RECOGNIZERS = (
     ("constant metric", _constant_metric),
     ("one-coordinate manifold", _one_coordinate),
     ("location-scale half-plane", _half_plane),
     ("product of one-dimensional manifolds", _product),
+    ("warped half-plane", _warped_half_plane),
 )
 
 
