@@ -145,7 +145,7 @@ def bounds(k, mechanism: PureMechanism, baseline: float) -> dict[str, np.ndarray
 
 
 def composition_figure(mechanisms, baselines=DEFAULT_BASELINES, *, releases: int = 250,
-                       dpi: int = 200):
+                       dpi: int = 300):
     """One row per mechanism, one column per baseline probability δ₀."""
     from matplotlib.figure import Figure
 
@@ -195,14 +195,15 @@ def add_arguments(parser) -> None:
                              "1e-06,1e-09)")
     parser.add_argument("--releases", type=int, default=250,
                         help="the largest number of releases k (default 250)")
-    parser.add_argument("--dpi", type=int, default=200, help="resolution of a .png (default 200)")
+    parser.add_argument("--dpi", type=int, default=None,
+                        help="resolution of a .png (default: that of every raosym figure, 300)")
     parser.add_argument("--generated", default=None, metavar="DIR",
                         help="the generated folder holding python/NAME.py (default: generated)")
     parser.set_defaults(run=command)
 
 
 def command(arguments) -> int:
-    from raosym.plot import save
+    from raosym.plot import PNG_DPI, save
 
     baselines = []
     for text in arguments.baselines.split(","):
@@ -216,6 +217,6 @@ def command(arguments) -> int:
     rows = [account._release(text, arguments.generated)
             for text in (arguments.row or DEFAULT_ROWS)]
     figure = composition_figure([pure_mechanism(row) for row in rows], baselines,
-                                releases=arguments.releases, dpi=arguments.dpi)
-    print(f"wrote {save(figure, arguments.output)}")
+                                releases=arguments.releases, dpi=arguments.dpi or PNG_DPI)
+    print(f"wrote {save(figure, arguments.output, dpi=arguments.dpi or PNG_DPI)}")
     return 0

@@ -182,8 +182,8 @@ def rdp_figure(panels=MIRONOV_FIGURE_1, *, generated=None, alpha_max: float = 8.
     return figure
 
 
-def save(figure, output: str | Path) -> Path:
-    """Write the figure in the format named by the output's suffix."""
+def save(figure, output: str | Path, dpi: int = PNG_DPI) -> Path:
+    """Write the figure in the format named by the output's suffix (a PNG at ``dpi``)."""
     output = Path(output)
     fmt = FORMATS.get(output.suffix.lower())
     if fmt is None:
@@ -194,7 +194,7 @@ def save(figure, output: str | Path) -> Path:
     # Fixed metadata, so the same figure gives the same bytes.
     metadata = {"Software": "raosym"} if fmt == "png" else {"Creator": "raosym",
                                                             "CreationDate": None}
-    figure.savefig(output, format=fmt, metadata=metadata, dpi=PNG_DPI, bbox_inches="tight",
+    figure.savefig(output, format=fmt, metadata=metadata, dpi=dpi, bbox_inches="tight",
                    pad_inches=0.05)
     return output
 

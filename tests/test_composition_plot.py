@@ -104,12 +104,20 @@ def test_gaussian_noise_is_not_pure_dp():
         composition_plot.pure_mechanism(account._release("gaussian_location:sigma=1", None))
 
 
-def test_cli_draws_the_figure_at_200_dpi(tmp_path, capsys):
+def test_cli_draws_the_figure_at_print_resolution(tmp_path, capsys):
+    from PIL import Image
+
     output = tmp_path / "figure2.png"
     assert cli.main(["plot", "composition", str(output)]) == 0
     assert f"wrote {output}" in capsys.readouterr().out
-    height, width = matplotlib.image.imread(output).shape[:2]
-    assert (width, height) == (2520, 1360)  # 3 baselines × 4.2 in, 2 mechanisms × 3.4 in, 200 dpi
+    with Image.open(output) as image:
+        assert round(image.info["dpi"][0]) == 300
+        width, height = image.size
+    # 3 baselines × 4.2 in by 2 mechanisms × 3.4 in at 300 dpi, give or take the tight bbox
+    assert abs(width - 3780) < 40 and abs(height - 2040) < 40
+    assert cli.main(["plot", "composition", str(output), "--dpi", "200"]) == 0
+    with Image.open(output) as image:
+        assert round(image.info["dpi"][0]) == 200
 
 
 @pytest.mark.parametrize("argv, message", [
