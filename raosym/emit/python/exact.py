@@ -46,11 +46,8 @@ def cancelling_sums(expr: sympy.Expr, coordinates: set[sympy.Symbol]) -> list[sy
 
 
 def _can_cancel(total: sympy.Add, coordinates: set[sympy.Symbol]) -> bool:
-    terms = sympy.Add.make_args(total)
-    signs = {term.could_extract_minus_sign() for term in terms}
-    through_function = any(function.free_symbols & coordinates
-                           for function in total.atoms(sympy.Function))
-    return len(signs) == 2 and through_function
+    signs = {term.could_extract_minus_sign() for term in sympy.Add.make_args(total)}
+    return len(signs) == 2 and needs_guard(total, coordinates)
 
 
 def absolute_size(total: sympy.Add) -> sympy.Expr:
