@@ -133,32 +133,46 @@ def geodesic_figure(verified: Verified, centre, radii, *, constants: dict | None
     for ray in rays(verified, centre, radii, count=count, constants=constants):
         axes.plot(ray.path[:, 0], ray.path[:, 1], color="0.55", linewidth=0.8)
     circles = rays(verified, centre, radii, count=180, constants=constants)
-    for radius in radii:
-        axes.plot(*_ring(circles, radius).T, color="tab:blue", linewidth=1.6,
-                  label="geodesic circles" if radius == radii[0] else None)
+    rings = [segment for radius in radii for segment in _ring(circles, radius)]
+    for index, segment in enumerate(rings):
+        axes.plot(*segment.T, color="tab:blue", linewidth=1.6,
+                  label="geodesic circles" if index == 0 else None)
+    box = _view(axes, spec, np.vstack([*rings, np.asarray(centre, dtype=float)[None, :]]))
     if hasattr(module, "rao_distance") and _closed_form(verified):
-        _level_sets(axes, module, spec, centre, radii, constants, circles)
+        _level_sets(axes, module, spec, centre, radii, constants, box)
     axes.plot(*centre, "o", color="black", label="centre")
     names = [p.name for p in spec.coordinates]
     axes.set_xlabel(math_label(names[0]))
     axes.set_ylabel(math_label(names[1]))
     axes.set_title(_title(spec, radii, constants), fontsize="medium")
     axes.plot([], [], color="0.55", linewidth=0.8, label="geodesics from the centre")
-    _logarithmic_where_wide(axes, spec, circles)
     _legend_below(axes)
     return figure
 
 
-def _logarithmic_where_wide(axes, spec, circles, ratio: float = 20.0) -> None:
-    """A logarithmic axis for a positive coordinate whose balls span more than ``ratio`` (a
-    scale's balls grow geometrically: on a linear axis the small ones are a smudge)."""
-    points = np.vstack([ray.path for ray in circles])
-    for index, (parameter, set_scale) in enumerate(zip(spec.coordinates,
-                                                       (axes.set_xscale, axes.set_yscale))):
-        low, high = points[:, index].min(), points[:, index].max()
-        if parameter.domain.lower == 0 and not parameter.domain.upper.is_finite \
-                and low > 0 and high / low > ratio:
+def _view(axes, spec, points, ratio: float = 20.0, margin: float = 0.06):
+    """The axes' limits: the balls and the centre with a margin (rays that run far, or out of
+    the domain, are cut at the frame), on a logarithmic axis for a positive coordinate whose
+    balls span more than ``ratio`` (a scale's balls grow geometrically: on a linear axis the
+    small ones are a smudge). Returns the limits ``[(low, high), (low, high)]``."""
+    box = []
+    for index, (parameter, set_scale, set_limits) in enumerate(zip(
+            spec.coordinates, (axes.set_xscale, axes.set_yscale),
+            (axes.set_xlim, axes.set_ylim))):
+        low, high = float(points[:, index].min()), float(points[:, index].max())
+        logarithmic = (parameter.domain.lower == 0 and not parameter.domain.upper.is_finite
+                       and low > 0 and high / low > ratio)
+        if logarithmic:
             set_scale("log")
+            widen = (high / low) ** margin
+            low, high = low / widen, high * widen
+        else:
+            widen = margin * (high - low) or margin * max(1.0, abs(high))
+            low, high = low - widen, high + widen
+        low, high = _clip(low, parameter.domain, +1), _clip(high, parameter.domain, -1)
+        set_limits(low, high)
+        box.append((low, high))
+    return box
 
 
 def _title(spec, radii, constants) -> str:
@@ -176,19 +190,35 @@ def _legend_below(axes) -> None:
                 frameon=False)
 
 
-def _ring(circles: list[Ray], radius: float) -> np.ndarray:
-    """The closed geodesic circle through the ray ends at ``radius``: when every ray reaches
-    it, a periodic cubic spline in the ray angle through them (smooth, and through every
-    computed point), else the ends joined by straight segments."""
+def _ring(circles: list[Ray], radius: float) -> list[np.ndarray]:
+    """The geodesic circle through the ray ends at ``radius``: when every ray reaches it,
+    one closed periodic cubic spline in the ray angle through them (smooth, and through every
+    computed point); when some rays leave the domain first (a manifold that ends at a finite
+    distance, as the inverse Gaussian's at mu -> oo), the arcs between them, each through
+    consecutive ends, never a chord across the gap."""
     from scipy.interpolate import CubicSpline
 
     ends = [(ray.direction, ray.at_radius[radius]) for ray in circles if radius in ray.at_radius]
-    points = np.array([point for _, point in ends])
-    if len(ends) < len(circles) or len(ends) < 4:
-        return np.vstack([points, points[:1]])
-    angles = np.array([angle for angle, _ in ends] + [ends[0][0] + 2 * math.pi])
-    spline = CubicSpline(angles, np.vstack([points, points[:1]]), bc_type="periodic")
-    return spline(np.linspace(angles[0], angles[-1], 8 * len(ends) + 1))
+    if len(ends) == len(circles) and len(ends) >= 4:
+        points = np.array([point for _, point in ends])
+        angles = np.array([angle for angle, _ in ends] + [ends[0][0] + 2 * math.pi])
+        spline = CubicSpline(angles, np.vstack([points, points[:1]]), bc_type="periodic")
+        return [spline(np.linspace(angles[0], angles[-1], 8 * len(ends) + 1))]
+    reached = [radius in ray.at_radius for ray in circles]
+    if not any(reached):
+        return []
+    start = reached.index(False)  # arcs run between rays that did not reach the radius
+    order = [(start + k) % len(circles) for k in range(len(circles))]
+    arcs, current = [], []
+    for index in order:
+        if reached[index]:
+            current.append(circles[index].at_radius[radius])
+        elif current:
+            arcs.append(np.array(current))
+            current = []
+    if current:
+        arcs.append(np.array(current))
+    return arcs
 
 
 def _distance_profile(axes, verified, centre, radii, constants, module):
@@ -216,15 +246,14 @@ def _distance_profile(axes, verified, centre, radii, constants, module):
     _legend_below(axes)
 
 
-def _level_sets(axes, module, spec, centre, radii, constants, circles):
-    """The generated rao_distance's level sets on a grid around the geodesic circles."""
-    points = np.vstack([ray.path for ray in circles])
-    low, high = points.min(axis=0), points.max(axis=0)
-    margin = 0.05 * (high - low)
-    low, high = low - margin, high + margin
+def _level_sets(axes, module, spec, centre, radii, constants, box):
+    """The generated rao_distance's level sets on a grid over the view ``box`` (evenly
+    spaced in the axis's own scale, linear or logarithmic)."""
     domains = [p.domain for p in spec.coordinates]
-    axis = [np.linspace(_clip(a, d, +1), _clip(b, d, -1), 240)
-            for a, b, d in zip(low, high, domains)]
+    scales = (axes.get_xscale(), axes.get_yscale())
+    axis = [np.geomspace(_clip(a, d, +1), _clip(b, d, -1), 240) if scale == "log"
+            else np.linspace(_clip(a, d, +1), _clip(b, d, -1), 240)
+            for (a, b), d, scale in zip(box, domains, scales)]
     grid = np.stack(np.meshgrid(*axis), axis=-1)
     distance = module.rao_distance(np.asarray(centre, dtype=float), grid, **constants)
     axes.contour(grid[..., 0], grid[..., 1], distance, levels=sorted(radii),

@@ -147,3 +147,29 @@ def test_command_line_errors(tmp_path, capsys, monkeypatch, arguments, message):
     assert status == 2
     assert message in capsys.readouterr().err
     assert not list(tmp_path.iterdir())
+
+
+def test_balls_that_reach_the_edge_of_the_manifold_are_drawn_as_arcs():
+    """The inverse Gaussian ends at a finite distance (mu -> oo is the geodesic x = 0 of its
+    half-plane, MATH.md §6): from (1, 1) the ball of radius 2 reaches it, so some rays leave
+    the domain first; that circle is drawn as arcs through consecutive ray ends (no chord
+    across the gap), each end at distance 2 by the independent formula, while the balls of
+    radius 0.5 and 1 stay closed curves; the view holds the balls, not the rays that ran off
+    towards mu = 1e26."""
+    from raosym import pipeline
+
+    path = Path(__file__).resolve().parent / "families" / "inverse_gaussian.toml"
+    figure = geodesic_figure(pipeline.run_family(str(path)), [1.0, 1.0], [0.5, 1.0, 2.0],
+                             count=8)
+    (axes,) = figure.get_axes()
+    rings = [line for line in axes.get_lines() if line.get_color() == "tab:blue"]
+    closed = [line for line in rings if line.get_xdata().size == 8 * 180 + 1]
+    arcs = [line for line in rings if line not in closed]
+    assert len(closed) == 2 and arcs
+    for line in arcs:
+        for mu, lam in zip(line.get_xdata(), line.get_ydata()):
+            v1, v2, w1, w2 = 2.0, 2 / mpmath.sqrt(mu), 1.0, 1 / mpmath.sqrt(lam)
+            distance = mpmath.sqrt(2) * mpmath.acosh(
+                1 + ((v1 - v2) ** 2 / 2 + (w1 - w2) ** 2) / (2 * w1 * w2))
+            assert abs(distance - 2) < 1e-7, (mu, lam, distance)
+    assert axes.get_xlim()[1] < 1e8

@@ -219,3 +219,53 @@ def test_inverse_gaussian_has_its_closed_distance(tmp_path):
 
 PAIRS = [([1, 1], [10, 0.1]), ([1, 1], [1 + 1e-9, 1]), ([1, 1], [1, 1 - 1e-9]),
          ([0.01, 100], [50, 1e-3]), ([3, 2], [2, 3]), ([1e-6, 1e6], [1e6, 1e-6])]
+
+
+# ----------------------------------------------------- account and calibrate, in seconds
+
+
+#: Shape parameters held fixed (Student-t degrees of freedom, generalized Gaussian shape).
+SHAPES = {"nu": 3.0, "N": 1.5}
+#: Seconds a command may take on a loaded two-core machine (measured: 1 to 5 s each).
+SECONDS = 30.0
+
+
+def _mechanism_options(name):
+    """--NAME VALUE for every parameter but the sensitivity: shapes from SHAPES, p = 0.75,
+    a noise scale of 2; and the name of the one calibrate solves for (the first)."""
+    from raosym import account
+
+    mechanism = account.load_mechanism(name, REPOSITORY / "generated",
+                                       REPOSITORY / "derivations")
+    free = [p for p in mechanism.parameters if p != "sensitivity"]
+    values = {p: SHAPES.get(p, 0.75 if mechanism.domains[p][1] == 1.0 else 2.0) for p in free}
+    solved = next(p for p in free if p not in SHAPES)
+    return values, solved
+
+
+def _generated_mechanisms():
+    from raosym import account
+
+    return account.available_mechanisms(REPOSITORY / "generated")
+
+
+@pytest.mark.parametrize("name", _generated_mechanisms())
+def test_account_and_calibrate_take_seconds_and_print_no_warnings(name):
+    import time
+
+    values, solved = _mechanism_options(name)
+    options = [item for p, v in values.items() for item in (f"--{p}", f"{v:g}")]
+    given = [item for p, v in values.items() if p != solved for item in (f"--{p}", f"{v:g}")]
+    for command in (["account", "--mechanism", name, *options, "--delta", "1e-6",
+                     "--repeat", "10"],
+                    ["calibrate", "--mechanism", name, *given, "--epsilon", "1",
+                     "--delta", "1e-6"]):
+        started = time.perf_counter()
+        environment = {**os.environ, "PYTHONPATH": str(REPOSITORY)}
+        result = subprocess.run([sys.executable, "-m", "raosym", *command], cwd=REPOSITORY,
+                                env=environment, capture_output=True, text=True, timeout=300,
+                                check=False)
+        elapsed = time.perf_counter() - started
+        assert result.returncode == 0, (command, result.stderr)
+        assert result.stderr == "", (command, result.stderr[:2000])  # no SciPy warnings
+        assert elapsed < SECONDS, (command, elapsed)

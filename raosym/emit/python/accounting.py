@@ -148,7 +148,8 @@ def accounting_context(verified: Verified) -> dict | None:
         "reason": curve.reason,
         "series": _series_coefficients(),
         "numeric": None,
-        "outputs": _outputs_context(spec, curve, rename, scalars, names),
+        "outputs": _outputs_context(spec, curve, rename, scalars, names,
+                                    numeric=not curve.closed),
         "tolerance": repr(QUADRATURE_TOLERANCE),
     }
     if mechanism.calibration is not None:
@@ -217,19 +218,22 @@ def _log_of_sum(function: sympy.log) -> sympy.Expr:
     return function
 
 
-def _outputs_context(spec, curve, rename, scalars, names) -> dict:
+def _outputs_context(spec, curve, rename, scalars, names, numeric: bool) -> dict:
     """Log-densities of the two adjacent outputs, as functions of the variable (the local
     ``_x``): for ``log_output_density`` and ``privacy_loss``, and for the quadrature of a curve
     without closed form (whose breaks are the kinks, 0 and Delta). The public functions take
-    the variable by its name in the derivation file, checked against the support."""
+    the variable by its name in the derivation file, checked against the support. With
+    ``numeric`` (no closed curve), also the small-shift form of the quadrature."""
     x = spec.variable
     local = sympy.Symbol("_x", real=True)  # a parameter name never starts with _
 
-    def logarithm(density):  # log(gamma(z)) as loggamma(z): no overflow for large z
+    def plain(density):  # log(gamma(z)) as loggamma(z): no overflow for large z
         expr = log_density(density).subs(x, local)
-        expr = expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.gamma),
+        return expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.gamma),
                             lambda e: sympy.loggamma(e.args[0].args[0]))
-        return expr.replace(lambda e: isinstance(e, sympy.log), _log_of_sum)
+
+    def logarithm(density):
+        return plain(density).replace(lambda e: isinstance(e, sympy.log), _log_of_sum)
 
     argument = x.name
     if argument in set(names.values()):
@@ -243,6 +247,8 @@ def _outputs_context(spec, curve, rename, scalars, names) -> dict:
         "support": _support_requirement(spec.support),
         "first": sympy.sstr(curve.first.xreplace(rename)),
         "second": sympy.sstr(curve.second.xreplace(rename)),
+        "small": (_small_distance_context(spec, curve, local, plain, rename, scalars)
+                  if numeric else None),
     }
 
 
@@ -268,6 +274,77 @@ def _support_requirement(support) -> dict:
               + (" (integers)" if support.discrete else ""))
     return {"domain": domain, "lower": bound(lower), "upper": bound(upper),
             "closed": f"({closed[0]}, {closed[1]})", "integer": str(bool(support.discrete))}
+
+
+#: Nodes of the Gauss–Legendre rule on [0, 1] for the remainder of a small shift (below).
+GAUSS_NODES = 12
+#: Simplify an expression for the small-shift form only when it is this small (count_ops).
+_SIMPLIFY_OPS = 200
+
+
+def _small_distance_context(spec, curve, local, plain, rename, scalars) -> dict | None:
+    """The pieces of the small-shift form of an additive curve, or None where it does not
+    apply (a support other than the real line, a kink away from the location, a form SymPy
+    does not reduce).
+
+    With ℓ = log f_D and f_D'(x) = f_D(x - Δ), the log ratio is L(x) = ℓ(x) - ℓ(x - Δ) =
+    Δ ℓ'(x) + R(x) with the Taylor remainder R(x) = -Δ² ∫₀¹ v ℓ''(x - Δ(1 - v)) dv, and
+    ∫ f_D ℓ' dx = [f_D] = 0. So ∫ f_D^α f_D'^(1-α) - 1 = ∫ f_D ((α-1) R + φ((α-1) L)) with
+    φ(y) = e^y - 1 - y, a sum of terms of order Δ² computed without cancellation, where the
+    textbook ∫ f_D (e^((α-1)L) - 1) is a difference of terms of order Δ that lost every digit
+    as Δ/scale -> 0; and KL = ∫ f_D R. The module evaluates: L directly (the symbolic
+    difference, normalizing constants cancelled), ℓ' and, on each side of the kink at the
+    location, ℓ'' (for the Gauss–Legendre rule)."""
+    if not (spec.support.kind == "interval" and spec.support.lower == -sympy.oo
+            and spec.support.upper == sympy.oo):
+        return None
+    first = plain(curve.first)
+    difference = sympy.expand_log(first - plain(curve.second), force=True)
+    if sympy.count_ops(difference) <= _SIMPLIFY_OPS:
+        difference = sympy.simplify(difference)
+    difference = difference.replace(lambda e: isinstance(e, sympy.log), _log_of_sum)
+    kinked = (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.DiracDelta, sympy.Piecewise,
+              sympy.Max, sympy.Min)
+    sides = []
+    for side in ({"positive": True}, {"negative": True}):
+        branch = sympy.Symbol("_branch", real=True, **side)
+        on_side = first.subs(local, branch)
+        derivatives = []
+        for order in (1, 2):
+            derivative = sympy.diff(on_side, branch, order)
+            if sympy.count_ops(derivative) <= _SIMPLIFY_OPS:
+                derivative = sympy.simplify(derivative)
+            if derivative.has(*kinked):  # a kink away from the location: not this form
+                return None
+            derivatives.append(derivative.subs(branch, local).replace(
+                lambda e: isinstance(e, sympy.log), _log_of_sum))
+        sides.append(derivatives)
+    (score_right, slope_right), (score_left, slope_left) = sides
+
+    def on_both_sides(right, left):
+        if sympy.simplify(right - left) == 0:
+            return right
+        return sympy.Piecewise((right, local > 0), (left, True))
+
+    return {
+        # A kink at the location: the derivatives differ on its two sides.
+        "kinked": sympy.simplify(score_right - score_left) != 0
+        or sympy.simplify(slope_right - slope_left) != 0,
+        "log_ratio": _function(difference, rename, scalars),
+        "score": _function(on_both_sides(score_right, score_left), rename, scalars),
+        "slope": _function(on_both_sides(slope_right, slope_left), rename, scalars),
+        "nodes": _gauss_legendre(GAUSS_NODES),
+    }
+
+
+def _gauss_legendre(count: int) -> list[tuple[str, str]]:
+    """(node, weight) of the Gauss–Legendre rule on [0, 1], printed to 17 digits (from
+    numpy's rule on [-1, 1])."""
+    import numpy as np
+
+    nodes, weights = np.polynomial.legendre.leggauss(count)
+    return [(repr(float((node + 1) / 2)), repr(float(weight / 2)))
+            for node, weight in zip(nodes, weights)]
 
 
 def _argument_names(spec, mechanism) -> dict:
