@@ -202,14 +202,40 @@ def test_logistic_entries_match_full_line_quadrature():
         (t**3 / (sympy.exp(t) - 1), sympy.pi**4 / 15),  # Bose: absolutely convergent, zeta(4)
         (1 / (1 + sympy.exp(t)), sympy.log(2)),  # Fermi: eta(1)
         (t / sympy.cosh(t / 2) ** 2, 4 * sympy.log(2)),  # sech**2 with half-rate exponentials
+        # Poles of R(q) at q = ±i (1 + q**2 in the denominator): Hurwitz zeta values at
+        # quarters, combined by the reflection formula; the values are the tables' (Gradshteyn
+        # and Ryzhik 3.523, Dirichlet's beta(1) = pi/4, beta(2) = Catalan, beta(3) = pi**3/32).
+        (sympy.exp(-t) / (1 + sympy.exp(-2 * t)), sympy.pi / 4),
+        (t / sympy.cosh(t), 2 * sympy.Catalan),
+        (t**2 / sympy.cosh(t), sympy.pi**3 / 8),
+        (t**2 / sympy.cosh(t) ** 3, sympy.pi * (sympy.pi**2 - 8) / 16),
     ],
-    ids=["bose", "fermi", "sech2"],
+    ids=["bose", "fermi", "sech2", "sech-rational", "sech-catalan", "sech-t2", "sech3-t2"],
 )
 def test_exponential_series_other_kernels(integrand, expected):
     value, steps = close_by_exponential_series(integrand, t, budget=BUDGET)
     assert sympy.simplify(value - expected) == 0
     check_steps(steps, integrand, value, SERIES_STRATEGY)
     assert_digits(half_line_quad(integrand, {}), value)
+
+
+@pytest.mark.parametrize("parameter", [mu, s], ids=["mu", "s"])
+def test_exponential_series_closes_the_hyperbolic_secant(parameter):
+    """f = sech(pi (x - mu)/(2 s))/(2 s): the scores hold tanh, the kernel sech, so R(q) has
+    its poles at q = ±i. Both entries are pi**2/(8 s**2) (the variance of the standard
+    law is 1); checked against the full-line quadrature of the density here."""
+    density = 1 / (2 * s * sympy.cosh(sympy.pi * (x - mu) / (2 * s)))
+    integrand = reduced(density, parameter)
+    value, steps = close_by_exponential_series(integrand, t, budget=BUDGET)
+    check_steps(steps, integrand, value, SERIES_STRATEGY)
+    entry = 2 * value / s**2
+    assert sympy.simplify(entry - sympy.pi**2 / (8 * s**2)) == 0
+    point = {mu: sympy.Rational(3, 10), s: sympy.Rational(17, 10)}
+    score = sympy.diff(sympy.log(density), parameter)
+    integrand = sympy.lambdify(x, (score**2 * density).subs(point), "mpmath")
+    with mpmath.workdps(DIGITS + 10):
+        numeric = mpmath.quad(integrand, [-mpmath.inf, point[mu], mpmath.inf])
+    assert_digits(numeric, entry.subs(point))
 
 
 def test_exponential_series_declines_divergent_integrals():
@@ -229,10 +255,11 @@ def test_exponential_series_declines_divergent_integrals():
         (close_by_beta_substitution, reduced(LOGISTIC, s)),
         (close_by_exponential_series, reduced(STUDENT_T, s)),
         (close_by_beta_substitution, sympy.log(1 + t**2) / (1 + t**2) ** 2),
-        (close_by_exponential_series, sympy.exp(-t) / (1 + sympy.exp(-2 * t))),  # pole at q = i
+        (close_by_exponential_series, sympy.exp(-t) / (1 + sympy.exp(-t) + sympy.exp(-2 * t))),
         (close_by_beta_substitution, sympy.Integer(3)),
     ],
-    ids=["gauss-beta", "gauss-series", "logistic-beta", "student-series", "log", "sech", "const"],
+    ids=["gauss-beta", "gauss-series", "logistic-beta", "student-series", "log",
+         "cube-roots-of-unity", "const"],
 )
 def test_closers_decline_other_shapes_quickly(closer, integrand):
     start = time.perf_counter()

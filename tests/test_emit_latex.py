@@ -13,6 +13,7 @@ import jinja2
 import pytest
 from conftest import family_names, verified
 
+from raosym.derive.steps import PERIOD_STRATEGY
 from raosym.emit.latex import TEMPLATES, render
 from raosym.emit.latex.printer import ProofPrinter, tex_text
 from raosym.emit.latex.prose import sentence
@@ -63,8 +64,9 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
     for entry in entries:
         expected += [step.claim for step in entry.steps[shared:]]
     expected += [step.claim for step in derivation.geometry.steps]
-    if derivation.distance is not None and derivation.distance.closed:
-        expected += [step.claim for step in derivation.distance.steps]
+    if derivation.distance is not None:  # a numeric distance shows its periods' steps only
+        expected += [step.claim for step in derivation.distance.steps
+                     if derivation.distance.closed or step.strategy == PERIOD_STRATEGY]
     if derivation.mechanism is not None:  # the privacy-accounting subsection
         expected += [step.claim for step in derivation.mechanism.steps]
     expected = [sentence(prose.latex(claim)) for claim in expected]

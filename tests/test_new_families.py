@@ -16,13 +16,14 @@ raosym knows any of them by name.
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
 import mpmath
+import numpy as np
 import pytest
 import sympy
-
 from conftest import REPOSITORY, verified
 
 EULER = mpmath.euler
@@ -64,6 +65,14 @@ def log_loglogistic(x, a, b):
 
 def log_inverse_gamma(x, a, b):
     return a * mpmath.log(b) - mpmath.loggamma(a) - (a + 1) * mpmath.log(x) - b / x
+
+
+def log_gengauss(x, mu, s, N):
+    return mpmath.log(N / (2 * s)) - mpmath.loggamma(1 / N) - (abs(x - mu) / s) ** N
+
+
+def log_hypsecant(x, mu, s):
+    return -mpmath.log(2 * s) - mpmath.log(mpmath.cosh(mpmath.pi * (x - mu) / (2 * s)))
 
 
 def log_negative_binomial(k, p, r):
@@ -201,8 +210,8 @@ def test_skew_normal_shape_is_certified_numeric_and_emitted_by_quadrature(catalo
     with mpmath.workdps(30):
         for a, value in zip(shapes, values):
             a = mpmath.mpf(a)
-            score = lambda x: x * mpmath.npdf(a * x) / mpmath.ncdf(a * x)  # noqa: E731
-            density = lambda x: 2 * mpmath.npdf(x) * mpmath.ncdf(a * x)  # noqa: E731
+            score = lambda x: x * mpmath.npdf(a * x) / mpmath.ncdf(a * x)
+            density = lambda x: 2 * mpmath.npdf(x) * mpmath.ncdf(a * x)
             cut = [0] if a == 0 else sorted([0, 1 / a, -1 / a])
             reference = mpmath.quad(lambda x: score(x) ** 2 * density(x),
                                     [-mpmath.inf, *cut, mpmath.inf])
@@ -245,6 +254,44 @@ def test_von_mises_emitted_metric_keeps_its_digits_where_the_closed_form_cancels
             assert _relative_error(value[1, 1], 1 - a / kappa - a**2) <= 1e-14, kappa
 
 
+def test_von_mises_distance_is_between_directions_modulo_a_turn(generated_tree):
+    """mu is an angle: (mu, kappa) and (mu + 2 pi, kappa) are one distribution. References,
+    in mpmath here: for equal directions the geodesic runs along kappa (the metric is
+    diagonal and free of mu, so mu = const is totally geodesic), d = int sqrt(g_kk) dkappa;
+    for others, d lies between that integral and the length of the straight segment between
+    the representatives a half turn apart at most."""
+    module = _import(generated_tree / "python" / "von_mises.py")
+    turn = 2 * math.pi
+
+    def ratio(kappa):
+        return mpmath.besseli(1, kappa) / mpmath.besseli(0, kappa)
+
+    def g(kappa):
+        a = ratio(kappa)
+        return kappa * a, 1 - a / kappa - a**2
+
+    with mpmath.workdps(30):
+        along = mpmath.quad(lambda k: mpmath.sqrt(g(k)[1]), [1.5, 4])
+        for turns in (0, 1, -3):
+            value = float(module.rao_distance([0.7, 1.5], [0.7 + turns * turn, 4.0]))
+            assert _relative_error(value, along) <= 1e-10, turns
+        first, second = (0.3, 2.0), (0.3 + 4.0, 5.0)  # 4 radians apart: 4 - 2 pi the short way
+        value = float(module.rao_distance(first, second))
+        assert value == pytest.approx(module.rao_distance(first, (0.3 + 4.0 - turn, 5.0)),
+                                      rel=1e-10)
+        assert value == pytest.approx(module.rao_distance((-0.3, 2.0), (-0.3 - 4.0, 5.0)),
+                                      rel=1e-10)  # the reflection mu -> -mu
+
+        def straight_speed(t):
+            mu_speed, kappa_speed = 4.0 - turn, 3.0
+            g_mm, g_kk = g(2 + 3 * t)
+            return mpmath.sqrt(g_mm * mu_speed**2 + g_kk * kappa_speed**2)
+
+        straight = mpmath.quad(straight_speed, [0, 1])
+        lower = mpmath.quad(lambda k: mpmath.sqrt(g(k)[1]), [2, 5])
+        assert lower < value <= straight * (1 + 1e-12)
+
+
 def test_student_t_emitted_shape_entry_keeps_its_digits_at_large_nu(generated_tree):
     """g_nu_nu: a trigamma difference minus a rational function, both near 1/nu**2, their
     difference near 1/nu**4. Reference: the MATH.md formula in mpmath at 200 digits."""
@@ -283,6 +330,13 @@ WRITTEN = {
     "negative_binomial": ('support = "integers >= 0"\n'
                           'density = "gamma(x + r)/(gamma(r)*factorial(x))*p**r*(1 - p)**x"',
                           {"p": "(0, 1)"}, {"r": "positive"}),
+    # a shape coordinate with a kink: digamma/trigamma of 1/N on shifted arguments
+    "gengauss_shape": ('support = "real"\n'
+                       'density = "N/(2*s*gamma(1/N))*exp(-(Abs(x - mu)/s)**N)"',
+                       {"mu": "real", "s": "positive", "N": "> 1/2"}, {}),
+    # sech kernel: its power series in exp(-t) has poles at ±i (Dirichlet-beta sums)
+    "hypsecant": ('support = "real"\ndensity = "1/(2*s*cosh(pi*(x - mu)/(2*s)))"',
+                  {"mu": "real", "s": "positive"}, {}),
 }
 NUMERIC_WRITTEN = {
     # A symmetric two-component normal mixture in its separation: no rung closes it.
@@ -319,7 +373,12 @@ WRITTEN_POINTS = {
     "inverse_gamma": (log_inverse_gamma, (0, mpmath.inf), {"a": "2.5", "b": "1.5"}, ()),
     "negative_binomial": (log_negative_binomial, "integers", {"p": "0.3", "r": "2.5"},
                           ("r",)),
+    "hypsecant": (log_hypsecant, (-mpmath.inf, mpmath.inf), {"mu": "0.3", "s": "1.7"}, ()),
+    "gengauss_shape": (log_gengauss, (-mpmath.inf, mpmath.inf),
+                       {"mu": "0.3", "s": "1.4", "N": "1.7"}, ()),
 }
+#: Breaks of the reference quadrature (the kink of |x - mu|), by family.
+WRITTEN_BREAKS = {"gengauss_shape": lambda theta: [theta[0]]}
 
 
 def _derivation_file(name):
@@ -357,7 +416,8 @@ def test_written_family_fisher_matches_quadrature(written, name):
     coordinates = report["coordinates"]
     theta = [point[c] for c in coordinates]
     constants = [point[c] for c in constant_names]
-    reference = reference_fisher(log_density, theta, support, constants)
+    reference = reference_fisher(log_density, theta, support, constants,
+                                 WRITTEN_BREAKS.get(name, ()))
     symbols = {name: sympy.Symbol(name, positive=True) for name in point}
     values = {symbols[key]: sympy.Float(value, 45) for key, value in point.items()}
     with mpmath.workdps(40):
@@ -459,3 +519,35 @@ def test_gumbel_noise_curve_is_infinite_beyond_its_threshold(written):
         expected_kl = mpmath.exp(d) - 1 - d  # the larger direction's limit alpha -> 1
         value = sympy.N(kl.subs({symbols["Delta"]: sympy.Float("0.7", 30), symbols["s"]: 1}), 30)
         assert abs(mpmath.mpf(value) - expected_kl) <= 1e-25 * expected_kl
+
+
+def test_gumbel_noise_stable_curve_keeps_its_digits_in_float(written):
+    """The curve's directions differ (no symmetric log-sum-exp form): each is rewritten into
+    terms of order alpha - 1 (log1p, expm1) so that, evaluated in float, it keeps its digits
+    as alpha -> 1 (the textbook form lost 5 at alpha = 1 + 1e-12) and stays finite or +oo
+    where exp(Delta/s) overflows. Reference: MATH.md's integral in mpmath at 60 digits."""
+    from sympy.codegen.cfunctions import expm1, log1p
+
+    from raosym.derive.divergence import expm1mx
+
+    report = written["gumbel_noise"]
+    symbols = {name: sympy.Symbol(name, positive=True) for name in ("alpha", "Delta", "s")}
+    functions = {"log1p": log1p, "expm1": expm1, "expm1mx": expm1mx}
+    curve = sympy.sympify(report["mechanism"]["rdp_curve_stable"],
+                          locals={**symbols, **functions})
+    assert not curve.has(sympy.log)  # every logarithm is a log1p
+    evaluate = sympy.lambdify([symbols[n] for n in ("alpha", "Delta", "s")], curve,
+                              modules=[{"log1p": np.log1p, "expm1": np.expm1}, "numpy"])
+    for alpha in (1 + 2.0**-40, 1 + 1e-12, 1 + 1e-6, 1.001, 1.2, 1.5):
+        for s in (1e-3, 0.5, 1.0, 3.0, 1e6):
+            with mpmath.workdps(60):
+                d = 1 / mpmath.mpf(s)
+                expected = max(_gumbel_renyi(mpmath.mpf(alpha), d),
+                               _gumbel_renyi(mpmath.mpf(alpha), -d))
+            with np.errstate(all="ignore"):  # the branch not taken may overflow
+                value = float(evaluate(np.float64(alpha), np.float64(1.0), np.float64(s)))
+            if expected == mpmath.inf:
+                assert value == math.inf, (alpha, s, value)
+            else:
+                assert math.isfinite(value), (alpha, s, value)
+                assert abs(value - expected) <= 1e-14 * expected, (alpha, s, value, expected)

@@ -12,7 +12,10 @@ kernels, and either returns the exact value of ``Integral(g, (t, 0, oo))`` toget
   ``(k, E)`` (Student's t): ``w = t**2/(c + t**2)`` turns each term into Euler's Beta integral.
 * :func:`close_by_exponential_series` -- ``sum_k t**k * R_k(exp(-t))`` with rational ``R_k``
   (logistic): expand ``R_k`` in powers of ``q = exp(-t)``, integrate term by term, and sum the
-  Dirichlet series to zeta / Dirichlet-eta values.
+  Dirichlet series to zeta / Dirichlet-eta values; when the poles of ``R_k`` lie elsewhere on
+  the unit circle (``1 + q**2``: the hyperbolic secant), each residue class of exponents sums
+  to Hurwitz zeta values, combined by the reflection formula (powers of pi, Catalan's
+  constant).
 
 Every ``integrate``/``summation`` call runs under :func:`~raosym.derive.budget.run_with_budget`.
 A closer that runs out of budget, or meets an expression it cannot analyse, declines too.
@@ -558,7 +561,7 @@ def _close_series(integrand, t, shape: _SeriesShape, budget) -> Closed | None:
     n = _fresh("n", integrand, integer=True, positive=True)
     form = _dirichlet_form(shape, t, n)
     if form is None:
-        return None
+        return _close_hurwitz_series(integrand, t, shape)
     zeta = {p: a for p, a in ((p, sympy.simplify(a)) for p, a in form.zeta.items()) if a != 0}
     eta = {p: a for p, a in ((p, sympy.simplify(a)) for p, a in form.eta.items()) if a != 0}
     if any(p <= 1 for p in zeta):
@@ -615,6 +618,170 @@ def _dirichlet_form(shape: _SeriesShape, t, n) -> _DirichletForm | None:
             # Absolute convergence needs sum |c_n|/n**(k + 1) < oo, i.e. degree <= k - 1.
             form.absolute &= poly.degree() <= k - 1
     return form
+
+
+# --------------------------------------------------------------------------------------------
+# Closer 2, poles on the unit circle: binomial denominators (1 - r*q**d)**m, Hurwitz zeta values
+
+
+def _binomial_pieces(R, q, k) -> tuple[dict, list] | None:
+    """``R(q)`` as a polynomial part ``{i: c_i}`` plus pieces ``(A(q), m, r, d)`` standing for
+    ``A(q)/(1 - r*q**d)**m`` (r = +1 or -1, deg A < d*m), from partial fractions over the
+    rationals; None when a denominator is not a power of a binomial ``1 - r*q**d`` (its poles
+    at d-th roots of r, e.g. q = ±i for 1 + q**2), or R does not vanish at 0, or a pole at
+    q = 1 of order above k makes t**k*R non-integrable at t = 0."""
+    numerator, denominator = sympy.fraction(sympy.cancel(R))
+    if denominator.subs(q, 0) == 0 or sympy.simplify(numerator.subs(q, 0)) != 0:
+        return None
+    finite, pieces = defaultdict(lambda: sympy.S.Zero), []
+    for term in sympy.Add.make_args(sympy.apart(R, q)):
+        term_numerator, term_denominator = sympy.fraction(sympy.factor(term))
+        if not term_denominator.has(q):
+            for (i,), coeff in sympy.Poly(term, q).terms():
+                finite[i] += coeff
+            continue
+        scale, power = term_denominator.as_independent(q, as_Add=False)
+        base, m = power.as_base_exp()
+        if not (m.is_Integer and m >= 1):
+            return None
+        base_poly = sympy.Poly(base, q)
+        monomials = base_poly.monoms()
+        if len(monomials) != 2 or (0,) not in monomials:
+            return None
+        d = base_poly.degree()
+        constant, leading = base_poly.coeff_monomial(1), base_poly.coeff_monomial(q**d)
+        r = sympy.cancel(-leading / constant)
+        if r not in (1, -1):
+            return None
+        if r == 1 and (d != 1 or m > k):
+            return None
+        pieces.append((sympy.expand(term_numerator / (scale * constant**m)), int(m), int(r), d))
+    return dict(finite), pieces
+
+
+def _hurwitz_tail(r: int, s: int, shift: sympy.Expr) -> sympy.Expr:
+    """``Sum(r**n*(n + shift)**(-s), (n, 0, oo))`` as Hurwitz zeta values (by analytic
+    continuation in s where it diverges; for r = -1 the continuation is entire). At s = 1 the
+    finite part -polygamma(0, a) stands for zeta(1, a): the pieces' poles cancel."""
+    def zeta(a):
+        return -sympy.polygamma(0, a) if s == 1 else sympy.zeta(s, a)
+
+    if r == 1:
+        return zeta(shift)
+    return sympy.Integer(2) ** (-s) * (zeta(shift / 2) - zeta((shift + 1) / 2))
+
+
+def _hurwitz_reflected(value: sympy.Expr) -> sympy.Expr:
+    """Combine ``zeta(s, a)`` and ``zeta(s, 1 - a)`` by the reflection formula of the
+    polygamma function: ``zeta(s, 1 - a) + (-1)**s zeta(s, a) = -pi/(s - 1)! *
+    d**(s-1)/dx**(s-1) cot(pi x)`` at x = a (integer s >= 2), leaving the other combination
+    ``zeta(s, 1 - a) - (-1)**s zeta(s, a)`` as it is (Catalan's constant is one)."""
+    expanded = sympy.expand(value)
+    terms = defaultdict(lambda: sympy.S.Zero)
+    rest = sympy.S.Zero
+    for term in sympy.Add.make_args(expanded):
+        coefficient, function = term.as_independent(sympy.zeta, as_Add=False)
+        if isinstance(function, sympy.zeta) and len(function.args) == 2:
+            s, a = function.args
+            if s.is_Integer and s >= 2 and a.is_Rational and 0 < a < 1:
+                terms[(int(s), a)] += coefficient
+                continue
+        rest += term
+    x = sympy.Symbol("x")
+    done = set()
+    for (s, a), c_a in list(terms.items()):
+        if (s, a) in done:
+            continue
+        b = 1 - a
+        c_b = terms.get((s, b), sympy.S.Zero)
+        done |= {(s, a), (s, b)}
+        if a == b:  # a = 1/2: zeta(s, 1/2) = (2**s - 1) zeta(s)
+            rest += c_a * (2**s - 1) * sympy.zeta(s)
+            continue
+        sign = sympy.Integer(-1) ** s
+        closed = (c_b + sign * c_a) / 2
+        other = (c_b - sign * c_a) / 2
+        reflection = -sympy.pi / sympy.factorial(s - 1) * sympy.diff(
+            sympy.cot(sympy.pi * x), x, s - 1).subs(x, a)
+        rest += closed * reflection
+        if s == 2 and {a, b} == {sympy.Rational(1, 4), sympy.Rational(3, 4)}:
+            # Dirichlet's beta(2): zeta(2, 1/4) - zeta(2, 3/4) = 16*Catalan
+            rest += other * 16 * sympy.Catalan * (1 if b == sympy.Rational(1, 4) else -1)
+        else:
+            rest += other * (sympy.zeta(s, b) - sign * sympy.zeta(s, a))
+    return rest
+
+
+def _close_hurwitz_series(integrand, t, shape: _SeriesShape) -> Closed | None:
+    """Poles of the R_k on the unit circle (``1 + q**2``: the hyperbolic secant): expand
+    ``A(q)/(1 - r*q**d)**m = Sum(binomial(n + m - 1, m - 1)*r**n*A(q)*q**(d*n), (n, 0, oo))``,
+    integrate termwise (``Integral(t**k*q**N, (t, 0, oo)) = k!/(rate*N)**(k + 1)``) and sum
+    over each residue class of N = d*n + i as Hurwitz zeta values."""
+    q, rate = shape.q, shape.rate
+    n = _fresh("n", integrand, integer=True, nonnegative=True)
+    exp_q = sympy.exp(-rate * t)
+    value, rewritten, expanded = sympy.S.Zero, sympy.S.Zero, sympy.S.Zero
+    for k, R in sorted(shape.coefficients.items()):
+        split = _binomial_pieces(R, q, k)
+        if split is None:
+            return None
+        finite, pieces = split
+        scale = sympy.factorial(k) / rate ** (k + 1)
+        value += sympy.Add(*(scale * c / sympy.Integer(i) ** (k + 1)
+                             for i, c in finite.items() if i >= 1))
+        rewritten += t**k * sympy.factor(R).subs(q, exp_q)
+        series = sympy.Add(*(c * exp_q**i for i, c in finite.items() if i >= 1))
+        for A, m, r, d in pieces:
+            weight = sympy.binomial(n + m - 1, m - 1)
+            series += sympy.Sum(weight * r**n * A.subs(q, exp_q) * exp_q ** (d * n),
+                                (n, 0, sympy.oo))
+            for (i,), a_i in sympy.Poly(A, q).terms():
+                # Sum over n >= n0 of r**n*P(n)/(d*n + i)**(k + 1), P = the binomial weight;
+                # N = d*n + i = 0 (n = 0, i = 0) is the constant term, dropped as R(0) = 0.
+                start = 1 if i == 0 else 0
+                N = sympy.Symbol("N")
+                weight_in_N = sympy.Poly(sympy.expand_func(weight).subs(n, (N - i) / d), N)
+                for (j,), c_j in weight_in_N.terms():
+                    exponent = k + 1 - j
+                    # Sum_{n>=start} r**n (d n + i)**(-exponent)
+                    shift = sympy.Rational(i, d) + start
+                    tail = r**start * sympy.Integer(d) ** (-exponent) * _hurwitz_tail(r, exponent, shift)
+                    value += scale * a_i * c_j * tail
+        expanded += t**k * series
+    value = sympy.simplify(_hurwitz_reflected(sympy.expand_func(value)))
+    if not _is_closed(value, t) or value.has(sympy.polygamma) and value.free_symbols:
+        return None
+    steps = (
+        ProofStep(
+            claim=f"Write the integrand as a polynomial in t, rational in q = exp(-{sympy.sstr(rate * t)}).",
+            lhs=_half_line(integrand, t), rhs=_half_line(rewritten, t),
+            justification=(
+                "Hyperbolic functions rewritten through exp; each coefficient R_k(q) vanishes "
+                "at q = 0 and its denominator is a power of binomials 1 - r*q**d (r = ±1), "
+                "whose zeros lie on the unit circle"),
+            strategy=SERIES_STRATEGY),
+        ProofStep(
+            claim="Expand each coefficient in a power series in q.",
+            lhs=_half_line(rewritten, t), rhs=_half_line(expanded, t),
+            justification=(
+                "partial fractions over the rationals, and A(q)/(1 - r*q**d)**m = "
+                "Sum(binomial(n + m - 1, m - 1)*r**n*A(q)*q**(d*n), (n, 0, oo)) for 0 < q < 1"),
+            strategy=SERIES_STRATEGY),
+        ProofStep(
+            claim="Integrate term by term and sum over each residue class.",
+            lhs=_half_line(expanded, t), rhs=value,
+            justification=(
+                f"Integral(t**k*q**N, (t, 0, oo)) = k!/({sympy.sstr(rate)}*N)**(k + 1); the "
+                "terms with N = d*n + i give Sum(r**n*(n + i/d)**(-s), (n, 0, oo)), a Hurwitz "
+                "zeta value (for r = -1 the difference 2**(-s)*(zeta(s, a/2) - "
+                "zeta(s, (a + 1)/2)), entire in s, which by the identity theorem gives the "
+                "value of the termwise integral where the series converges only after "
+                "continuation); zeta(s, a) and zeta(s, 1 - a) combine by the reflection "
+                "formula of the polygamma function (derivatives of the cotangent) into powers "
+                "of pi, and zeta(2, 1/4) - zeta(2, 3/4) = 16*Catalan"),
+            strategy=SERIES_STRATEGY),
+    )
+    return value, steps
 
 
 def _sum_each(summands, n):

@@ -24,6 +24,10 @@ read off the metric, never off the family's name; the recognizers are tried in t
   ``m = 2``) is one;
 - otherwise **numeric only** (the verify stage's geodesic solver gives the distance).
 
+A coordinate in which the density is periodic (the von Mises mean direction) identifies
+points a period apart; the distance is then between classes, taken between the
+representatives within half a period (:func:`_periods` says when that is valid).
+
 Each closed form comes in two equal forms: ``textbook`` (as the literature writes it) and
 ``stable`` (rewritten by the rules of :func:`difference` so that nearly identical points do not
 cancel: ``acosh(1 + 2z) = 2·asinh(√z)``, ``√x - √y = (x - y)/(√x + √y)``,
@@ -33,15 +37,18 @@ equality is checked symbolically and recorded as a proof step.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import sympy
+from sympy.calculus.util import periodicity
 from sympy.codegen.cfunctions import log1p
+from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from raosym.derive.budget import run_with_budget
 from raosym.derive.integrals import tidy
-from raosym.derive.steps import Geometry, ProofStep, RaoDistance
+from raosym.derive.steps import PERIOD_STRATEGY, Geometry, ProofStep, RaoDistance
 from raosym.errors import DerivationError
 from raosym.spec.model import Domain, FamilySpec
 
@@ -89,6 +96,14 @@ def derive_distance(spec: FamilySpec, fisher: sympy.Matrix, geometry: Geometry, 
     """The Rao distance of the family's manifold, or "numeric only" with the reason."""
     first, second = point_symbols(spec)
     problem = _Problem(spec, sympy.Matrix(fisher), geometry, first, second, budget)
+    periods, period_steps = _periods(problem)
+    distance = _recognized(problem)
+    return dataclasses.replace(distance, periods=periods,
+                               steps=(*period_steps, *distance.steps))
+
+
+def _recognized(problem: _Problem) -> RaoDistance:
+    """The first recognizer's closed distance, else "numeric only" with every reason."""
     reasons = []
     for structure, recognizer in _RECOGNIZERS:
         try:
@@ -99,7 +114,69 @@ def derive_distance(spec: FamilySpec, fisher: sympy.Matrix, geometry: Geometry, 
               ". The verify stage computes the distance as the length of a numeric geodesic.")
     step = ProofStep("No closed form of the Rao distance was recognized.", None,
                      sympy.Symbol("d"), reason, "distance")
-    return RaoDistance(NUMERIC_ONLY, None, None, (first, second), (step,), reason)
+    return RaoDistance(NUMERIC_ONLY, None, None, (problem.first, problem.second), (step,),
+                       reason)
+
+
+# ------------------------------------------------------------------------ periodic coordinates
+
+
+def _periods(problem: _Problem) -> tuple[tuple, tuple[ProofStep, ...]]:
+    """The periodic coordinates ``((c, P), ...)`` and the step that reduces the distance to
+    representatives within half a period.
+
+    A coordinate ``c`` is periodic with period ``P`` when the density is unchanged by
+    ``c -> c + P`` (SymPy's ``periodicity``, confirmed by simplifying the difference): then
+    ``θ`` and ``θ + P e_c`` are one distribution, and the Rao distance is the distance between
+    classes modulo ``P``. When the metric is free of ``c`` and has no cross term in it,
+    translations and the reflection of ``c`` are isometries, and shrinking ``Δc`` shortens
+    every curve (its ``g_cc dc²`` term scales, nothing else changes), so the distance is
+    nondecreasing in ``|Δc|`` and the class distance is the distance between the
+    representatives with ``|Δc| ≤ P/2``. Otherwise raosym does not reduce it: DerivationError
+    (the distance is then unavailable, never the longer distance of the covering plane)."""
+    spec, metric = problem.spec, problem.metric
+    found, steps = [], []
+    for index, parameter in enumerate(spec.coordinates):
+        period = _period(spec.density, parameter.symbol)
+        if period is None:
+            continue
+        c = parameter.symbol
+        cross = [metric[index, j] for j in range(metric.cols) if j != index]
+        if metric.has(c) or any(not _is_zero(entry) for entry in cross):
+            raise DerivationError(
+                f"the density is periodic in {c} (period {period}) and the metric depends on "
+                f"{c} or couples it to another coordinate: the distance between classes modulo "
+                "the period is not implemented")
+        if not _is_real_line(parameter.domain):
+            raise DerivationError(
+                f"the density is periodic in {c} (period {period}) but {c} is declared on "
+                f"{parameter.domain.text}: declare it real, so that the distance can be taken "
+                "between the representatives within half a period")
+        found.append((c, period))
+        steps.append(ProofStep(
+            f"The coordinate {c} is periodic with period {period}.",
+            spec.density.subs(c, c + period), spec.density,
+            f"The density is unchanged when {c} moves by {period}, so points whose {c} "
+            f"differ by a multiple of {period} are one distribution. The metric is free of "
+            f"{c} and has no cross term in it: translations and the reflection of {c} are "
+            f"isometries, and scaling the difference in {c} down shortens every curve. The "
+            f"distance is therefore taken between the representatives whose {c} differ by at "
+            f"most {period / 2}.", PERIOD_STRATEGY))
+    return tuple(found), tuple(steps)
+
+
+def _period(density: sympy.Expr, c: sympy.Symbol) -> sympy.Expr | None:
+    """The least period of the density in ``c``, or None (only a density with a
+    trigonometric function of ``c`` is asked: ``periodicity`` costs tenths of a second)."""
+    if not any(isinstance(e, TrigonometricFunction) and e.has(c)
+               for e in sympy.preorder_traversal(density)):
+        return None
+    period = periodicity(density, c)
+    if period is None or not (period.is_positive and period.is_finite):
+        return None
+    if not _simplifies_to_zero(density.subs(c, c + period) - density):
+        return None
+    return period
 
 
 # ----------------------------------------------------------------------------- recognizers

@@ -274,7 +274,19 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
         if closed is None:
             continue
         hypotheses = convergence_hypotheses(spec, name, closed.conditions, integrand)
-        return FisherEntry(i, j, closed.value, strategy, (definition, *closed.steps), hypotheses)
+        value, steps = closed.value, (definition, *closed.steps)
+        if _shifted_polygammas(value):
+            # A rung that adds closed pieces leaves polygamma(0, 1/N), polygamma(0, 1 + 1/N),
+            # ... side by side; on one argument they combine (and the curvature, derived
+            # from this entry, stays small enough to simplify).
+            tidied = tidy(value)
+            value = tidied if sympy.count_ops(tidied) < sympy.count_ops(value) else value
+            if value != closed.value:
+                steps += (ProofStep(
+                    "Combine the polygamma functions on one argument.", closed.value, value,
+                    "the recurrence polygamma(m, z + 1) = polygamma(m, z) + "
+                    "(-1)**m*m!/z**(m + 1), then cancelled", "tidy"),)
+        return FisherEntry(i, j, value, strategy, steps, hypotheses)
     return _numeric_entry(spec, i, j, name, definition, (score[i], score[j]))
 
 
@@ -495,6 +507,14 @@ def _periodic_location_rung(spec, integrand, *, budget):
 def _direct_rung(spec, integrand, *, budget):
     support = spec.support
     return close_integral(integrand, spec.variable, support.lower, support.upper, budget=budget)
+
+
+def _shifted_polygammas(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` holds polygamma functions at arguments an integer apart (``1/N`` and
+    ``2 + 1/N``), which the recurrence puts on one argument."""
+    arguments = [f.args[1] for f in expr.atoms(sympy.polygamma)]
+    return any((first - second).is_Integer and first != second
+               for first in arguments for second in arguments)
 
 
 def fisher_matrix(spec: FamilySpec, entries: tuple[FisherEntry, ...]) -> sympy.ImmutableMatrix:

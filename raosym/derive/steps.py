@@ -14,6 +14,9 @@ import sympy
 
 from raosym.spec.model import FamilySpec
 
+#: The strategy of the step that reduces a Rao distance modulo a period (see RaoDistance).
+PERIOD_STRATEGY = "period"
+
 
 @dataclass(frozen=True)
 class ProofStep:
@@ -71,6 +74,10 @@ class RaoDistance:
     points: tuple[tuple[sympy.Symbol, ...], tuple[sympy.Symbol, ...]]
     steps: tuple[ProofStep, ...] = ()
     reason: str | None = None
+    #: ``(coordinate, period)`` of each periodic coordinate (the von Mises mean direction,
+    #: period 2π): the distance is between classes of points modulo the period, taken between
+    #: the representatives within half a period of each other.
+    periods: tuple[tuple[sympy.Symbol, sympy.Expr], ...] = ()
 
     @property
     def closed(self) -> bool:

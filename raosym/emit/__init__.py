@@ -12,7 +12,9 @@ A backend is a configuration, a SymPy printer subclass and a folder of Jinja tem
 
 Between rendering and writing, :mod:`raosym.emit.gate` imports each rendered Python module in
 a subprocess and holds every public function to the verified mathematics at the verification
-points and at adversarial inputs; a family whose code fails is not emitted.
+points and at adversarial inputs; a family whose metric code fails is not emitted, and an
+optional quantity whose code fails (the Rao distance, the privacy accounting) is left out and
+reported unavailable.
 
 Later stages of the catalog (Rao distances, privacy accounting) add functions and sections by
 extending these backends' contexts and templates.
@@ -20,6 +22,9 @@ extending these backends' contexts and templates.
 
 from __future__ import annotations
 
+import dataclasses
+
+from raosym.derive.steps import Unavailable
 from raosym.emit import gate, latex, python
 from raosym.errors import EmitError
 from raosym.verify.checks import Verified
@@ -34,11 +39,37 @@ def family_paths(name: str) -> set[str]:
     return {f"python/{name}.py", f"latex/{name}.tex"}
 
 
+#: The fields of a Derivation that an optional quantity lives in (dropped when its emitted
+#: code fails the gate).
+_OPTIONAL_FIELDS = {"Rao distance": "distance", "privacy accounting": "mechanism"}
+
+
 def render_family(verified: Verified) -> dict[str, str]:
-    """Every backend's files for one family: ``{"python/NAME.py": ..., "latex/NAME.tex": ...}``."""
+    """Every backend's files for one family: ``{"python/NAME.py": ..., "latex/NAME.tex": ...}``.
+
+    When the emitted code of an optional quantity (the Rao distance, the privacy accounting)
+    fails the gate, the family is rendered again without it, and the quantity is reported
+    unavailable with the gate's finding: the family keeps every quantity whose code passed.
+    A failure of the metric's own functions is an error (nothing of the family is written)."""
     if not isinstance(verified, Verified):
         raise TypeError(f"emit accepts only Verified results (a derivation that passed "
                         f"raosym.verify), not {type(verified).__name__}")
+    while True:
+        try:
+            return _render_and_gate(verified)
+        except gate.EmittedCodeError as error:
+            if error.quantity is None:
+                raise
+            derivation = verified.derivation
+            unavailable = Unavailable(error.quantity, "derived and verified, but its emitted "
+                                      f"code failed raosym's emitted-code gate: {error}")
+            derivation = dataclasses.replace(
+                derivation, unavailable=(*derivation.unavailable, unavailable),
+                **{_OPTIONAL_FIELDS[error.quantity]: None})
+            verified = dataclasses.replace(verified, derivation=derivation)
+
+
+def _render_and_gate(verified: Verified) -> dict[str, str]:
     files: dict[str, str] = {}
     for backend in BACKENDS:
         files.update(backend.render(verified))

@@ -29,7 +29,7 @@ import math
 import subprocess
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import mpmath
@@ -37,7 +37,7 @@ import sympy
 
 from raosym.errors import EmitError
 from raosym.verify.evaluate import VerificationPrinter
-from raosym.verify.points import distance_pairs, sample_points
+from raosym.verify.points import distance_pairs, nearest_representative, sample_points
 
 RUNNER = Path(__file__).resolve().parent / "gate_runner.py"
 #: Working precision of the reference values (the inputs are floats, exact in mpmath).
@@ -73,7 +73,13 @@ _TINY = mpmath.mpf(sys.float_info.min)
 
 
 class EmittedCodeError(EmitError):
-    """A generated function disagrees with the verified mathematics (or fails to run)."""
+    """A generated function disagrees with the verified mathematics (or fails to run);
+    ``quantity`` is the optional quantity it belongs to (see :class:`Probe`), None for the
+    metric's functions or when the module as a whole failed."""
+
+    def __init__(self, message: str, quantity: str | None = None) -> None:
+        super().__init__(message)
+        self.quantity = quantity
 
 
 @dataclass(frozen=True)
@@ -91,6 +97,9 @@ class Probe:
     expected: tuple
     scales: tuple
     tolerance: float
+    #: The optional quantity the function delivers ("Rao distance", "privacy accounting"),
+    #: which the family can do without; None for the metric's functions.
+    quantity: str | None = None
 
 
 @dataclass(frozen=True)
@@ -153,10 +162,11 @@ def _judge(family, probe, args, kwargs, expected, scales, answer, results, *, ar
     call = _call_text(family, probe.function, args, kwargs, array_call)
     if "error" in answer:
         raise EmittedCodeError(f"{call} raised {answer['error']}; expected "
-                               f"{_values_text(expected)}")
+                               f"{_values_text(expected)}", probe.quantity)
     values = [float.fromhex(v) for v in answer["values"]]
     if len(values) != len(expected):
-        raise EmittedCodeError(f"{call} returned {len(values)} values; expected {len(expected)}")
+        raise EmittedCodeError(f"{call} returned {len(values)} values; expected {len(expected)}",
+                               probe.quantity)
     errors = results.setdefault(probe.function, [])
     for index, (got, truth, scale) in enumerate(zip(values, expected, scales, strict=True)):
         error = _error(got, truth, scale)
@@ -165,7 +175,7 @@ def _judge(family, probe, args, kwargs, expected, scales, answer, results, *, ar
             shown = "not finite" if error is None else f"relative error {error:.2g}"
             raise EmittedCodeError(
                 f"{call}{where} returned {got!r}; expected {mpmath.nstr(truth, 17)} "
-                f"({shown}, tolerance {probe.tolerance:g})")
+                f"({shown}, tolerance {probe.tolerance:g})", probe.quantity)
         if error is not None and abs(truth) >= _TINY:
             errors.append(error)
 
@@ -301,11 +311,11 @@ def build_probes(verified) -> list[Probe]:
     if derivation.geometry.gaussian_curvature is not None:
         probes += _curvature_probes(derivation)
     if derivation.distance is not None:
-        probes += _distance_probes(verified)
+        probes += [replace(p, quantity="Rao distance") for p in _distance_probes(verified)]
     if derivation.mechanism is not None:
         from raosym.emit.gate_mechanism import mechanism_probes
 
-        probes += mechanism_probes(verified)
+        probes += [replace(p, quantity="privacy accounting") for p in mechanism_probes(verified)]
     return probes
 
 
@@ -539,8 +549,10 @@ def _closed_distance_probes(derivation) -> list[Probe]:
     reference = Reference(distance.stable)
     probes = []
     for one, two in pair_points(spec):
+        with mpmath.workdps(REFERENCE_DIGITS):  # the distance is to the representative
+            representative = nearest_representative(distance.periods, one, two)
         values = {s: one[c] for s, c in zip(first, spec.coordinate_symbols)}
-        values.update({s: two[c] for s, c in zip(second, spec.coordinate_symbols)})
+        values.update({s: representative[c] for s, c in zip(second, spec.coordinate_symbols)})
         values.update({c: one[c] for c in spec.constant_symbols})
         value = reference(values)
         if value is None:
@@ -565,8 +577,12 @@ def _numeric_distance_probes(verified) -> list[Probe]:
     for kind, one, two in pairs:
         if kind == "nearby":
             continue  # a relative separation of 1e-6 would turn input rounding into 1e-10
+        # Verified between representatives; the module is called with the pair as drawn, so
+        # that its own reduction modulo a period is checked too.
+        with mpmath.workdps(REFERENCE_DIGITS):
+            verified_two = nearest_representative(derivation.distance.periods, one, two)
         point = {s.name: mpmath.nstr(one[c], 15) for s, c in zip(first, spec.coordinate_symbols)}
-        point.update({s.name: mpmath.nstr(two[c], 15)
+        point.update({s.name: mpmath.nstr(verified_two[c], 15)
                       for s, c in zip(second, spec.coordinate_symbols)})
         point.update({c.name: mpmath.nstr(one[c], 15) for c in spec.constant_symbols})
         check = checks.get(tuple(sorted(point.items())))

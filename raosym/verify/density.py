@@ -20,7 +20,7 @@ NORMALIZATION_DIGITS = 20
 _WORKING_DIGITS = 30
 
 
-def _probe_values(spec: FamilySpec, point) -> list:
+def probe_values(spec: FamilySpec, point) -> list:
     """Values of the variable at which the density's sign is probed."""
     support = spec.support
     if support.kind == "finite":
@@ -74,7 +74,7 @@ def _check_sign(spec: FamilySpec, point) -> None:
     parameters = sorted(point, key=lambda s: s.name)
     density = mpmath_function(spec.density, [spec.variable, *parameters])
     arguments = [point[s] for s in parameters]
-    for value in _probe_values(spec, point):
+    for value in probe_values(spec, point):
         try:
             density_value = density(value, *arguments)
         except (ValueError, ZeroDivisionError, OverflowError) as error:

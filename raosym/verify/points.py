@@ -114,6 +114,17 @@ def distance_pairs(spec: FamilySpec, *, far_ratio: float = 50, far_shift: float 
     return pairs
 
 
+def nearest_representative(periods, one: dict, two: dict) -> dict:
+    """``two`` with each periodic coordinate (``periods``: ``(symbol, period)``, see
+    :class:`~raosym.derive.steps.RaoDistance`) moved by whole periods to within half a period
+    of ``one``'s: the same distribution, and the point the distance is taken to."""
+    two = dict(two)
+    for c, period in periods:
+        size = mpmath.mpf(sympy.N(period, mpmath.mp.dps + 5))
+        two[c] = two[c] - size * mpmath.nint((two[c] - one[c]) / size)
+    return two
+
+
 def _nudged(value: mpmath.mpf, domain: Domain, relative: float) -> mpmath.mpf:
     """``value`` moved by ``relative`` of its distance to the nearest finite end of the domain
     (of its size when there is none)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import sympy
 
+from raosym.derive.steps import PERIOD_STRATEGY
 from raosym.emit.latex.layout import display_rows
 from raosym.emit.latex.printer import ProofPrinter, quantity_label, symbol_latex, tex_text
 from raosym.emit.latex.prose import sentence
@@ -20,7 +21,7 @@ from raosym.emit.provenance import verification_record
 from raosym.verify.checks import Verified
 
 #: Verification quantities of the distance (see raosym/verify/checks.py).
-DISTANCE_QUANTITIES = ("rao_distance", "rao_distance_textbook")
+DISTANCE_QUANTITIES = ("periodicity", "rao_distance", "rao_distance_textbook")
 
 
 def distance_names(verified: Verified) -> dict[sympy.Symbol, str]:
@@ -52,6 +53,8 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
         "line_element": printer.doprint(derivation.geometry.line_element),
         "points": [", ".join(printer.doprint(s) for s in point) for point in distance.points],
         "steps": steps(distance.steps, printer, first=1),
+        "period_steps": steps([s for s in distance.steps if s.strategy == PERIOD_STRATEGY],
+                              printer, first=1),
         "checks": [{"name": quantity_label(name), "points": q.points, "min_digits": f"{q.min_digits:g}",
                     "required_digits": f"{q.required_digits:g}"} for name, q in checks.items()],
         "module": tex_text(f"generated/python/{spec.name}.py"),

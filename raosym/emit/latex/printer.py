@@ -146,6 +146,7 @@ QUANTITY_LABELS = {
     "K": r"Gaussian curvature $K$",
     "rao_distance": r"Rao distance $d$, the form \texttt{rao\_distance} computes",
     "rao_distance_textbook": r"Rao distance $d$, textbook form",
+    "periodicity": r"density unchanged by a period of its periodic coordinate",
     "rao_dp_theta": r"Rao-DP budget $\theta$",
     "rao_dp_composition": r"Rao-DP budget of a composition",
     "renyi": r"R\'enyi divergence $D_\alpha$",

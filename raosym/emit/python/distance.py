@@ -25,6 +25,7 @@ import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.derive.steps import RaoDistance
+from raosym.emit.python.printer import scaled_bessel
 from raosym.errors import EmitError
 
 WIDTH = 92  # as the backend's docstrings
@@ -55,6 +56,10 @@ class ScalarPrinter(PythonCodePrinter):
     def _print_loggamma(self, expr: sympy.loggamma) -> str:
         return f"math.lgamma({self._print(expr.args[0])})"
 
+    def _print_scaled_besseli(self, expr) -> str:
+        order, argument = expr.args
+        return f"scipy.special.ive({self._print(order)}, {self._print(argument)})"
+
 
 def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | None:
     """The ``distance`` entry of the module context (None when the derive stage had none).
@@ -75,6 +80,7 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
         "second": _unpacking([locals_[s].name for s in second] + ["_" for _ in constants]),
     }
     coordinates = [rename.get(p.symbol, p.symbol).name for p in spec.coordinates]
+    unpack["periods"] = _periods(distance, spec)
     if not distance.closed:
         return {"closed": False, "structure": distance.structure, "reason": distance.reason,
                 **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
@@ -94,6 +100,12 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
         "helpers": printer.helpers,
         **unpack,
     }
+
+
+def _periods(distance: RaoDistance, spec) -> list[tuple[int, str, str]]:
+    """``(index, period as a float literal, name)`` of each periodic coordinate."""
+    index = {p.symbol: i for i, p in enumerate(spec.coordinates)}
+    return [(index[c], repr(float(period)), c.name) for c, period in distance.periods]
 
 
 def _translation_differences(stable, first, second):
@@ -128,7 +140,8 @@ def numeric_code(fisher: sympy.Matrix, christoffel, rename: dict) -> dict:
     exprs = [fisher[i, j] for i in range(n) for j in range(n)]
     indices = [(k, i, j) for k in range(n) for i in range(n) for j in range(i, n)]
     exprs += [christoffel[k][i][j] for k, i, j in indices]
-    exprs = [sympy.sympify(e).xreplace(rename) for e in exprs]
+    # Bessel functions scaled (I_0 overflows beyond 709; the metric holds their ratios).
+    exprs = [scaled_bessel(sympy.sympify(e)).xreplace(rename) for e in exprs]
     replacements, reduced = sympy.cse(exprs, symbols=sympy.numbered_symbols("_c"),
                                       order="canonical")
     printer = ScalarPrinter()
@@ -160,6 +173,11 @@ def distance_docstring(verified) -> str:
     ]
     lines += _constant_lines(spec)
     lines += [""]
+    for c, period in distance.periods:
+        lines += textwrap.wrap(
+            f"{c.name} is periodic with period {_formula(period)}: points whose {c.name} differ "
+            f"by a multiple of it are one distribution, and the distance is taken between the "
+            f"representatives whose {c.name} differ by at most half a period.", WIDTH - 4) + [""]
     if distance.closed:
         lines += [f"Structure of the metric: {distance.structure} (proof in latex/{spec.name}.tex)."]
         lines += _wrapped(f"d = {_formula(distance.textbook)}")

@@ -161,7 +161,7 @@ class scaled_besseli(sympy.Function):
     nargs = 2
 
 
-def _scaled_bessel(expr: sympy.Expr) -> sympy.Expr:
+def scaled_bessel(expr: sympy.Expr) -> sympy.Expr:
     """``I_n(z) = exp(z) ive(n, z)`` for positive ``z``, with the exponentials combined, so that
     a ratio such as ``I_1(kappa)/I_0(kappa)`` is computed as ``ive(1)/ive(0)`` and stays
     finite beyond kappa = 709, where ``I_0`` overflows."""
@@ -191,7 +191,7 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
 
     The value is unchanged (each rewrite is an identity); only the way the module computes it.
     """
-    expr = _scaled_bessel(expr)
+    expr = scaled_bessel(expr)
     expr = expr.replace(lambda e: isinstance(e, SPECIAL_FUNCTIONS), _argument_together)
     expr = expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.polygamma),
                         _trigamma_forms)
