@@ -86,7 +86,9 @@ def closed_form(folder: Path, pairs: int) -> None:
     print(f"  hand-written + the same input checks {checked * 1e3:8.1f} ms   ratio generated/that "
           f"{generated / checked:.2f}")
     try:
-        from geomstats.geometry.normal_distributions import NormalDistributions
+        # geomstats 2.8 keeps it in information_geometry (geometry.normal_distributions
+        # does not exist there).
+        from geomstats.information_geometry.normal import NormalDistributions
     except Exception:  # noqa: BLE001 - any import failure means: not available here
         quoted = GEOMSTATS_QUOTED_SECONDS_PER_10K * pairs / 1e4
         small = best(lambda: module.rao_distance(theta1[:10**4], theta2[:10**4]), repeat=50)

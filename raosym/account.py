@@ -340,7 +340,9 @@ class Mechanism:
         """The RDP curve of one release with these parameter values."""
         values = self.check(values)
         label = f"{self.name}({_describe(values)})"
-        return RdpCurve(lambda alpha: _call(self, self.rdp_epsilon, alpha, **values), label)
+        # The signature is read once here, not at every evaluation of the curve (the (ε, δ)
+        # conversion evaluates it many times).
+        return RdpCurve(_bound_call(self, self.rdp_epsilon, values), label)
 
     def theta(self, **values) -> float:
         """The Rao-DP budget θ of one release (distance between adjacent outputs)."""
@@ -359,11 +361,22 @@ class Mechanism:
 
 def _call(mechanism: Mechanism, function: Callable, *args, **values):
     """Call a generated function with the parameters its signature names (by keyword)."""
+    return _bound_call(mechanism, function, values)(*args)
+
+
+def _bound_call(mechanism: Mechanism, function: Callable, values: dict) -> Callable:
+    """``function`` with the parameters its signature names bound by keyword (the signature
+    read once); a ValueError of the generated domain checks becomes an AccountingError."""
     wanted = inspect.signature(function).parameters
-    try:
-        return function(*args, **{k: v for k, v in values.items() if k in wanted})
-    except ValueError as error:  # the generated modules check their domains
-        raise AccountingError(f"mechanism {mechanism.name}: {error}") from None
+    keywords = {k: v for k, v in values.items() if k in wanted}
+
+    def bound(*args):
+        try:
+            return function(*args, **keywords)
+        except ValueError as error:  # the generated modules check their domains
+            raise AccountingError(f"mechanism {mechanism.name}: {error}") from None
+
+    return bound
 
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -388,8 +401,10 @@ def load_mechanism(name: str, generated: str | os.PathLike | None = None,
                    derivations: str | os.PathLike | None = None) -> Mechanism:
     """The mechanism ``name`` from ``GENERATED/python/NAME.py`` (imported by file path).
 
-    Parameter domains come from the derivation file ``NAME.toml`` (through the spec stage)
-    when it exists; a parameter not declared there (``sensitivity``) is positive.
+    Parameter domains come from the module's ``MECHANISM_DOMAINS`` (so that accounting needs
+    no SymPy); for a module generated before it, from the derivation file ``NAME.toml``
+    (through the spec stage) when it exists; a parameter not declared there
+    (``sensitivity``) is positive.
     """
     if not _NAME.match(name):
         raise AccountingError(f"mechanism names are identifiers such as gaussian_location; "
@@ -407,8 +422,12 @@ def load_mechanism(name: str, generated: str | os.PathLike | None = None,
     rdp = module.rdp_epsilon
     parameters = tuple(list(inspect.signature(rdp).parameters)[1:])
     functions = {f: getattr(module, f, None) for f in ACCOUNTING_FUNCTIONS[1:]}
+    domains = getattr(module, "MECHANISM_DOMAINS", None)
+    if not (isinstance(domains, dict) and set(parameters) <= set(domains)):
+        domains = _domains(name, parameters, derivations)  # a module generated before them
     return Mechanism(name=name, parameters=parameters, rdp_epsilon=rdp, **functions,
-                     domains=_domains(name, parameters, derivations), source=str(path))
+                     domains={p: tuple(map(float, domains[p])) for p in parameters},
+                     source=str(path))
 
 
 def _unknown_mechanism(name: str, path: Path, folder: Path) -> str:

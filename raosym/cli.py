@@ -33,8 +33,9 @@ from pathlib import Path
 
 from raosym.errors import RaosymError
 
-# The stages (SymPy, NumPy: a second or more to import) are imported by main(), inside its
-# Ctrl-C handling, so an interrupt during start-up is "raosym: interrupted" too.
+# The stages (SymPy, NumPy: a second or more to import) are imported by the commands that
+# derive (`derive`, `generate`), inside main()'s Ctrl-C handling, so an interrupt during
+# start-up is "raosym: interrupted" too; `--help`, `account` and `calibrate` never import them.
 pipeline = progress = report = DerivationCache = None
 
 #: Modules that add subcommands (``add_commands(subparsers)``); one line per module.
@@ -45,6 +46,7 @@ COMMAND_MODULES: tuple[str, ...] = (
 
 
 def _derive_command(arguments) -> int:
+    _import_stages()
     if arguments.all == bool(arguments.families):
         print("raosym derive: name families (or paths), or pass --all", file=sys.stderr)
         return 2
@@ -111,6 +113,7 @@ def _report(outcome: pipeline.FamilyOutcome, *, as_json: bool) -> int:
 
 
 def _generate_command(arguments) -> int:
+    _import_stages()
     total = len(arguments.families) or len(pipeline.all_derivation_files())
     try:
         generation = _run_with_progress(
@@ -250,7 +253,6 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _interrupt_on_terminate) \
         if threading.current_thread() is threading.main_thread() else None
     try:
-        _import_stages()
         parser = build_parser()
         # Commands that take the options of a mechanism's own parameters (``raosym account
         # --mechanism cauchy --s 2``) receive the options argparse does not know as

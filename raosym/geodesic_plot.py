@@ -20,15 +20,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-import numpy as np
-import sympy
-from scipy.integrate import solve_ivp
+from typing import TYPE_CHECKING
 
-from raosym.cache import DerivationCache
+import numpy as np
+
 from raosym.errors import RaosymError
-from raosym.spec.model import Domain
-from raosym.verify.checks import Verified
-from raosym.verify.geodesic import MetricModel, geodesic_rhs, metric_model
+
+# SymPy, SciPy and the verify stage are imported by the functions that use them: `raosym
+# plot` registers this module's command line, which must not import them (`raosym --help`).
+if TYPE_CHECKING:
+    from raosym.spec.model import Domain
+    from raosym.verify.checks import Verified
+    from raosym.verify.geodesic import MetricModel
 
 #: Relative and absolute tolerances of the ray integration (a picture, and a check to ~1e-8).
 RAY_TOLERANCE = 1e-11
@@ -47,6 +50,8 @@ class Ray:
 def typical_value(domain: Domain) -> float:
     """A value well inside a domain: 0 on the line, lower + 1 on a half-line, the midpoint of a
     bounded interval."""
+    import sympy
+
     lower, upper = domain.lower, domain.upper
     if lower.is_finite and upper.is_finite:
         value = (lower + upper) / 2
@@ -76,6 +81,10 @@ def exponential_ray(model: MetricModel, centre, velocity, radii, length: float,
                     direction: float = 0.0) -> Ray:
     """The geodesic ``t ↦ exp_centre(t·velocity)`` for ``t ∈ [0, length]`` (unit speed, so t is
     arc length), stopped where it leaves the domain."""
+    from scipy.integrate import solve_ivp
+
+    from raosym.verify.geodesic import geodesic_rhs
+
     rhs = geodesic_rhs(model.float_christoffel, model.size)
 
     def flow(_t, state):
@@ -275,6 +284,8 @@ def _closed_form(verified: Verified) -> bool:
 
 
 def _model(verified: Verified, constants: dict | None) -> MetricModel:
+    from raosym.verify.geodesic import metric_model
+
     spec = verified.derivation.spec
     values = {}
     for parameter in spec.constants:
@@ -311,6 +322,7 @@ def add_arguments(parser) -> None:
 
 def command(arguments) -> int:
     from raosym import pipeline
+    from raosym.cache import DerivationCache
     from raosym.plot import FORMATS, save
 
     # Arguments are checked before the (slow) derivation.

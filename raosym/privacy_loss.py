@@ -35,7 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from raosym.account import AccountingError, AccountingFailure, Mechanism, _call, import_by_path
+from raosym.account import (AccountingError, AccountingFailure, Mechanism, _bound_call,
+                            import_by_path)
 
 #: Steps of the sinh grids in u, and how far out they reach (|x - kink| = 1e30 scales).
 _GRID_STEP = 1.0 / 16.0
@@ -66,8 +67,8 @@ def generated_functions(mechanism: Mechanism) -> tuple[Callable, Callable]:
 
 def _bound(mechanism: Mechanism, function: Callable, values: dict) -> Callable:
     """``x ↦ function(x, **values)`` (parameters passed by the names the signature has)."""
-    return lambda x: np.asarray(_call(mechanism, function, np.asarray(x, dtype=float),
-                                      **values), dtype=float)
+    call = _bound_call(mechanism, function, values)
+    return lambda x: np.asarray(call(np.asarray(x, dtype=float)), dtype=float)
 
 
 def _scale_and_kinks(mechanism: Mechanism, values: dict, spec) -> tuple[float, tuple]:

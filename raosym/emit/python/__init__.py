@@ -5,7 +5,8 @@ this configuration (what the module holds and how names are made safe), the prin
 (:mod:`raosym.emit.python.printer`) and the templates in ``templates/`` (``module.py.j2``, with
 the numeric helpers in ``helpers.py.j2``), which only lay out the strings built here.
 
-The module contract (see DESIGN.md): it imports only ``math`` and ``numpy``; functions take
+The module contract (see DESIGN.md): it imports only ``math`` and ``numpy`` (SciPy inside the
+functions that use it, :func:`with_local_scipy_imports`); functions take
 the coordinates as a sequence or an array of shape ``(..., k)`` and broadcast; constants are
 keyword-only scalars; a value outside its declared domain, or nan, raises ``ValueError``
 naming the parameter and the domain; the module docstring states the formulas, the
@@ -55,7 +56,41 @@ def render(verified: Verified) -> dict[str, str]:
     """``{"python/NAME.py": module text}`` for one verified family."""
     spec = verified.derivation.spec
     text = environment(TEMPLATES).get_template("module.py.j2").render(module_context(verified))
-    return {f"python/{spec.name}.py": text}
+    return {f"python/{spec.name}.py": with_local_scipy_imports(text)}
+
+
+def with_local_scipy_imports(source: str) -> str:
+    """``source`` with ``import scipy.X`` as the first statement (after the docstring) of each
+    module-level function that uses ``scipy.X`` and does not import it yet.
+
+    The module contract: SciPy is imported inside the functions that need it, so that
+    importing a generated module costs no more than importing NumPy (once imported, the
+    statement is a dictionary look-up). Printed code names ``scipy.special.zeta`` and the like
+    anywhere in a function; the functions are found with ``ast``, as in :func:`with_accuracy`."""
+    lines = source.split("\n")
+    insertions = []
+    for node in ast.parse(source).body:
+        if not isinstance(node, ast.FunctionDef):
+            continue
+        used, imported = set(), set()
+        for inner in ast.walk(node):
+            if (isinstance(inner, ast.Attribute) and isinstance(inner.value, ast.Name)
+                    and inner.value.id == "scipy"):
+                used.add(inner.attr)
+            elif isinstance(inner, ast.Import):
+                imported |= {alias.name for alias in inner.names}
+        missing = sorted(name for name in used if f"scipy.{name}" not in imported)
+        if not missing:
+            continue
+        first = node.body[0]
+        has_docstring = (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                         and isinstance(first.value.value, str))
+        after = first.end_lineno if has_docstring else first.lineno - 1
+        indent = " " * node.body[0].col_offset
+        insertions.append((after, [f"{indent}import scipy.{name}" for name in missing] + [""]))
+    for after, added in sorted(insertions, reverse=True):
+        lines[after:after] = added
+    return "\n".join(lines)
 
 
 def with_accuracy(source: str, accuracy: dict) -> str:
@@ -108,8 +143,8 @@ def module_context(verified: Verified) -> dict:
         distance["docstring"] = docstring_literal(distance_docstring(verified))
     helpers = fisher_printer.helpers | (curvature_printer.helpers if curvature_printer else set())
     helpers |= distance["helpers"] if distance and distance["closed"] else set()
-    # SciPy's special functions are imported, not a helper printed into the module.
-    uses_scipy_special = "scipy.special" in helpers
+    # SciPy's special functions are imported (see with_local_scipy_imports), not a helper
+    # printed into the module.
     helpers.discard("scipy.special")
     printed = fisher["printed"] + (curvature["printed"] if curvature else [])
     printed += distance["printed"] if distance and distance["closed"] else []
@@ -133,9 +168,6 @@ def module_context(verified: Verified) -> dict:
         "curvature": curvature,
         "distance": distance,
         "helpers": sorted(helpers),
-        "uses_scipy_special": uses_scipy_special or bool(distance and not distance["closed"])
-        or any("scipy.special" in str(entry) for entry in numeric_entries),
-        "uses_scipy_integrate": bool(numeric_entries) or bool(distance and not distance["closed"]),
         "accounting": (accounting := accounting_context(verified)),  # mechanisms only
         # math is imported only when used: by a helper (factorials), a scalar gamma or the
         # numeric geodesic solver.

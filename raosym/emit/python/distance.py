@@ -10,10 +10,12 @@ of the backend do not mix with it). Input: the family's
   rewritten here beyond the printer's own stable forms, so that the printed code is the proved
   expression; or
 - **numeric**: for a family without a closed form, the metric and Christoffel symbols printed
-  as scalar code (:class:`ScalarPrinter`) for a shooting solver in the module
-  (``distance_numeric.py.j2``): SciPy's ``solve_ivp`` integrates the geodesic equation, Newton's
-  method on the initial velocity hits the second point, and the result is certified by the
-  length of the path it found.
+  twice, as scalar code (:class:`ScalarPrinter`) and as NumPy code on arrays
+  (:class:`ArrayPrinter`), for the solver in the module (``distance.py.j2``): SciPy's
+  collocation solver ``solve_bvp`` finds the geodesic in a chart where every coordinate's open
+  domain is the real line (so no iterate can leave the domain), shooting with ``solve_ivp``
+  (DOP853) polishes its initial velocity by Newton's method, and the result is certified by the
+  end point, the constancy of the speed and the length of the path it found.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import math
 import textwrap
 
 import sympy
+from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.derive.steps import RaoDistance
@@ -59,6 +62,24 @@ class ScalarPrinter(PythonCodePrinter):
     def _print_scaled_besseli(self, expr) -> str:
         order, argument = expr.args
         return f"scipy.special.ive({self._print(order)}, {self._print(argument)})"
+
+
+class ArrayPrinter(NumPyPrinter):
+    """NumPy code on arrays of points (the collocation solver evaluates the Christoffel symbols
+    at every mesh node at once); ``polygamma`` as in :class:`ScalarPrinter`, through SciPy's
+    Hurwitz zeta, which broadcasts."""
+
+    def __init__(self) -> None:
+        super().__init__({"strict": True, "fully_qualified_modules": True})
+
+    def _module_format(self, fqn: str, register: bool = True) -> str:
+        name = super()._module_format(fqn, register)
+        return "np." + name[len("numpy."):] if name.startswith("numpy.") else name
+
+    _print_polygamma = ScalarPrinter._print_polygamma
+
+    def _print_loggamma(self, expr: sympy.loggamma) -> str:
+        return f"scipy.special.gammaln({self._print(expr.args[0])})"
 
 
 def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | None:
@@ -135,7 +156,8 @@ def _unpacking(names: list[str]) -> str:
 
 def numeric_code(fisher: sympy.Matrix, christoffel, rename: dict) -> dict:
     """``metric``: the flat row-major entries of g, ``christoffel``: Γ^k_ij for k, i <= j, each
-    printed by :class:`ScalarPrinter` after common subexpressions are shared."""
+    printed by :class:`ScalarPrinter` after common subexpressions are shared; ``array_*``: the
+    same printed by :class:`ArrayPrinter`."""
     n = fisher.rows
     exprs = [fisher[i, j] for i in range(n) for j in range(n)]
     indices = [(k, i, j) for k in range(n) for i in range(n) for j in range(i, n)]
@@ -144,7 +166,7 @@ def numeric_code(fisher: sympy.Matrix, christoffel, rename: dict) -> dict:
     exprs = [scaled_bessel(sympy.sympify(e)).xreplace(rename) for e in exprs]
     replacements, reduced = sympy.cse(exprs, symbols=sympy.numbered_symbols("_c"),
                                       order="canonical")
-    printer = ScalarPrinter()
+    printer, array_printer = ScalarPrinter(), ArrayPrinter()
     assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
     results = [printer.doprint(e) for e in reduced]
     return {
@@ -153,6 +175,9 @@ def numeric_code(fisher: sympy.Matrix, christoffel, rename: dict) -> dict:
         "metric": results[: n * n],
         "christoffel": [{"k": k, "i": i, "j": j, "code": code}
                         for (k, i, j), code in zip(indices, results[n * n:], strict=True)],
+        "array_assignments": [(str(symbol), array_printer.doprint(value))
+                              for symbol, value in replacements],
+        "array_christoffel": [array_printer.doprint(e) for e in reduced[n * n:]],
     }
 
 
@@ -194,16 +219,19 @@ def distance_docstring(verified) -> str:
         lines += textwrap.wrap(reason[0].upper() + reason[1:], WIDTH - 4)
         lines += [""] + textwrap.wrap(
             "Computed numerically, pair by pair: the geodesic boundary-value problem is solved "
-            "by shooting (SciPy solve_ivp, DOP853 at rtol 1e-13, on the displacement from "
-            "theta1) with damped Newton steps on the initial velocity (continuation through "
-            "the midpoint when the straight line is too poor a start). The path is certified: "
+            "by collocation (SciPy solve_bvp, from the straight line, in coordinates where each "
+            "open domain is the real line: log(theta_i - lower) and the like), and the initial "
+            "velocity it finds is polished by shooting (SciPy solve_ivp, DOP853 at rtol 1e-13, "
+            "on the displacement from theta1) with damped Newton steps. The path is certified: "
             "it must end at theta2 and keep a constant speed to 1e-11 of its length, which is "
             "the distance (16-node Gauss-Legendre quadrature of the speed). Points closer than "
             "1e-7 (relative) take the midpoint metric, exact to O(separation**2). Relative "
-            f"tolerance: {NUMERIC_TOLERANCE:g}. Costs from about 0.05 s per pair (nearby points) to "
-            "several seconds (far apart ones; see benchmarks/rao_distance.py).", WIDTH - 4)
-        lines += ["", "Raises GeodesicError when the solve does not converge or fails its",
-                  "certificate (never a silent number)."]
+            f"tolerance: {NUMERIC_TOLERANCE:g}. Costs about 0.01 to 0.1 s per pair (see "
+            "benchmarks/rao_distance.py).", WIDTH - 4)
+        lines += ["", "Raises GeodesicError when a solve does not converge or fails its",
+                  "certificate (never a silent number); for a batch, only after every pair",
+                  "was tried, with the others' distances in its .distances (nan where a pair",
+                  "failed) and the failed indices in its .failures."]
     lines += ["", _raises()]
     return _docstring(lines)
 
