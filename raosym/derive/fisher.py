@@ -185,8 +185,8 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacob
             Expectation(statistic),
             mean,
             "differentiating the normalization (the integral, or sum, of f is 1) under the "
-            "integral sign gives `E[s_i] = 0`, that is `J^T E[T] = ∇A` with the Jacobian "
-            "`J = ∂eta/∂theta` of the derivatives above, which is invertible",
+            "integral sign gives `E[s_i] = 0`, that is `J^T E[T] = ∇A` with J the Jacobian "
+            "of the natural parameters (their first derivatives above), which is invertible",
             "exponential family",
         )
         for statistic, mean in zip(statistics, means)
@@ -330,7 +330,8 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
         "Definition: the Fisher information is the expected product of the scores.",
         name,
         _expectation_form(spec, integrand),
-        "`s_i = ∂log f/∂theta_i`; the score-product form holds for every density, "
+        "s_i is the derivative of log f in the i-th coordinate; the score-product form "
+        "holds for every density, "
         "including those with kinks",
         "definition",
     )

@@ -189,8 +189,9 @@ def _composition(spec, mu, metric, theta, scale, delta, steps) -> sympy.Expr:
         f"scales {s1}, {s2}) has the product density; its scores in the two locations are",
         sympy.Derivative(sympy.log(joint_density), mu1), joint_scores[0],
         f"differentiate log f(x_1; mu_1, {s1}) + log f(x_2; mu_2, {s2}); each score depends on "
-        "its own release alone, so by independence the cross term of the Fisher metric is "
-        "`E[s_1] E[s_2] = 0` (Lemma 1) and each diagonal entry is the Fisher entry of one "
+        "its own release alone, so by independence the cross term of the Fisher metric is the "
+        "product of the two scores' means, which are 0, and each diagonal entry is the Fisher "
+        "entry of one "
         "release at its own scale",
         "composition",
         also=((sympy.Derivative(sympy.log(joint_density), mu2), joint_scores[1]),),
