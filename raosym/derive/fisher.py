@@ -159,7 +159,7 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacob
         "exponential family",
     )
     read_off = ProofStep(
-        "Its sufficient statistics, natural parameters and log-partition function are",
+        "Its sufficient statistics, natural parameters and log-partition function are:",
         names["T"][0], statistics[0],
         "read off the form above: the factors of x in the terms that carry both, their "
         "coefficients, and minus the terms free of x",

@@ -186,7 +186,7 @@ def _composition(spec, mu, metric, theta, scale, delta, steps) -> sympy.Expr:
     joint_density = sympy.Function("f")(x1, x2)
     steps.append(ProofStep(
         "Composition: the joint release of two independent copies (locations mu_1, mu_2, "
-        f"scales {s1}, {s2}) has the product density; its scores in the two locations are",
+        f"scales {s1}, {s2}) has the product density; its scores in the two locations are:",
         sympy.Derivative(sympy.log(joint_density), mu1), joint_scores[0],
         f"differentiate log f(x_1; mu_1, {s1}) + log f(x_2; mu_2, {s2}); each score depends on "
         "its own release alone, so by independence the cross term of the Fisher metric is the "
