@@ -112,9 +112,12 @@ def section_context(verified: Verified) -> dict:
                         for item in verified.unavailable],
         "line_element_symbol": _line_element_latex(spec),
         "distance": distance_context(
-            verified, distance_printer,
-            lambda steps, printer, first: _steps(_geometry_steps(steps), printer, first=first,
-                                                 lemmas=DISTANCE_LEMMAS)),
+            verified, printer,
+            # the half-plane's own steps with its coordinate xi
+            lambda steps, printer, first: [
+                _step(step, distance_printer if step.strategy in HALF_PLANE_STRATEGIES
+                      else printer, number, DISTANCE_LEMMAS.get(step.strategy, ""))
+                for number, step in enumerate(_geometry_steps(steps), start=first)]),
         "accounting": accounting_context(  # mechanisms only
             verified, printer,
             lambda steps, printer, first: _steps(steps, printer, first=first,
@@ -126,6 +129,8 @@ def section_context(verified: Verified) -> dict:
 #: calls it x, which would read as the family's variable): symbols, then words of sentences.
 HALF_PLANE_NAMES = {sympy.Symbol("x"): r"\xi", sympy.Symbol("dx"): r"\mathrm{d}\xi",
                     sympy.Symbol("x_1"): r"\xi_{1}", sympy.Symbol("x_2"): r"\xi_{2}"}
+#: The distance steps that speak of the half-plane's coordinates.
+HALF_PLANE_STRATEGIES = ("half-plane", "shear", "curvature")
 HALF_PLANE_WORDS = {"x": r"\xi", "dx": r"\mathrm{d}\xi", "x_1": r"\xi_{1}",
                     "x_2": r"\xi_{2}"}
 
@@ -243,8 +248,9 @@ def step_rows(step: ProofStep, printer: ProofPrinter) -> list[str]:
             sides.append(side)
     rows = []
     if step.lhs is None or len(sides) > 1:
-        rows = display_rows(step.lhs, sides[1] if step.lhs is not None else sides[0], printer)
-        for side in sides[2:]:
+        first = 0 if step.lhs is None else 1
+        rows = display_rows(step.lhs, sides[first], printer)
+        for side in sides[first + 1:]:
             more = display_rows("", side, printer)
             rows += ["&= " + more[0].removeprefix("& ")] + more[1:]
     for lhs, rhs in getattr(step, "also", ()):
