@@ -311,9 +311,12 @@ def test_literature_forms_next_to_the_derived_ones(catalog, generated_tree):
     alpha = next(s for s in curve.free_symbols if s.name == "alpha")
     delta = next(s for s in curve.free_symbols if s.name == "Delta")
     b = next(s for s in curve.free_symbols if s.name == "b")
-    mironov = sympy.log(alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) * delta / b)
-                        + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha * delta / b)) / (alpha - 1)
-    assert sympy.simplify(sympy.exp((alpha - 1) * (curve - mironov))) == 1
+    # Mironov (2017), Table II: the argument of the logarithm of (alpha - 1) D_alpha
+    mironov = (alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) * delta / b)
+               + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha * delta / b))
+    derived = sympy.exp((alpha - 1) * curve)  # exp(log(A)) is A
+    assert not derived.has(sympy.log)
+    assert sympy.simplify(sympy.expand(derived - mironov)) == 0
     text = (generated_tree / "latex" / "laplace_location.tex").read_text()
     assert r"\frac{\alpha}{2 \alpha - 1} \cdot e^{\frac{\Delta \left(\alpha - 1\right)}{b}}" in text
     assert r"\frac{\alpha - 1}{2 \alpha - 1} \cdot e^{- \frac{\Delta \alpha}{b}}" in text

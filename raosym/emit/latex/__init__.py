@@ -27,7 +27,7 @@ from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
 from raosym.emit.latex.forms import positive_form
-from raosym.emit.latex.layout import display_rows, visible_width
+from raosym.emit.latex.layout import continued_rows, display_rows, visible_width
 from raosym.emit.latex.printer import (
     ProofPrinter,
     fisher_latex,
@@ -201,8 +201,7 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
     if visible_width(shown) > INLINE_VALUE:
         rows = display_rows(symbol + (f" = {mirror}" if mirror else ""), value, printer)
         if literature is not None:
-            more = display_rows("", literature[0], printer)
-            rows += ["&= " + more[0].removeprefix("& ")] + more[1:]
+            rows += continued_rows(literature[0], printer)
     return {
         "symbol": symbol,
         "mirror": mirror,
@@ -251,8 +250,7 @@ def step_rows(step: ProofStep, printer: ProofPrinter) -> list[str]:
         first = 0 if step.lhs is None else 1
         rows = display_rows(step.lhs, sides[first], printer)
         for side in sides[first + 1:]:
-            more = display_rows("", side, printer)
-            rows += ["&= " + more[0].removeprefix("& ")] + more[1:]
+            rows += continued_rows(side, printer)
     for lhs, rhs in getattr(step, "also", ()):
         rows += display_rows(lhs, rhs, printer)
     return rows

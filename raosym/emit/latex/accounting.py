@@ -20,7 +20,7 @@ import sympy
 from raosym.derive.divergence import ALPHA, expm1mx, unrewritten
 from raosym.derive.mechanism import THETA
 from raosym.emit.latex.forms import collected_form
-from raosym.emit.latex.layout import display_rows
+from raosym.emit.latex.layout import continued_rows, display_rows
 from raosym.emit.latex.printer import ProofPrinter, quantity_label
 from raosym.verify.checks import Verified
 from raosym.verify.evaluate import evaluate
@@ -45,8 +45,7 @@ def accounting_context(verified: Verified, printer: ProofPrinter, steps) -> dict
     rows = display_rows(r"D_\alpha", curve.textbook, printer) if curve.closed else []
     collected = collected_form(curve.textbook) if curve.closed else None
     if collected is not None:
-        more = display_rows("", collected[0], printer)
-        rows += ["&= " + more[0].removeprefix("& ")] + more[1:]
+        rows += continued_rows(collected[0], printer)
     if stable is not None:
         more = display_rows("", stable, printer)
         rows += ["&= " + more[0].removeprefix("& ")] + more[1:]
