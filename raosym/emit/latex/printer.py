@@ -239,6 +239,9 @@ class ProofPrinter(LatexPrinter):
         sign = ""
         if factors and factors[0] == -1:
             sign, factors = "- ", factors[1:]
+        if factors and factors[0].is_Number:
+            # a numeric coefficient (1/2*(nu + 1)) reads best as SymPy sets it: (nu + 1)/2
+            return super()._print_Mul(expr)
         if len(factors) == 1:
             text = self._print(factors[0])
             if isinstance(factors[0], sympy.Add):
