@@ -359,3 +359,13 @@ def test_comparison_has_dp_and_gdp_rows(generated_tree):
     assert r"$\mu$-GDP $\mu$ & 1.0" in table
     laplace = (generated_tree / "latex" / "laplace_location.tex").read_text()
     assert r"$\mu$-GDP $\mu$ & -- \\" in laplace
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_no_doubled_signs(generated_tree, name):
+    """A term of a sum that prints with its own minus sign is not given a second one: no
+    "x - - y" (Gumbel's distance, randomized response's terms printed "- - (1 - p)")."""
+    import re
+
+    text = (generated_tree / "latex" / f"{name}.tex").read_text()
+    assert not re.search(r"(?<![&=])[-+] +- ", text), re.search(r".{60}[-+] +- .{30}", text)

@@ -316,8 +316,12 @@ class ProofPrinter(LatexPrinter):
         terms = ([t for t in expr.args if t != 0] or [sympy.S.Zero]) if _unevaluated(expr) \
             else self._as_ordered_terms(expr)
         for index, term in enumerate(terms):
-            if index and takes_minus(term):
+            if index and takes_minus(term) and not self._print(
+                    negated(term)).lstrip().startswith("-"):
                 parts.append(("- ", negated(term)))
+            elif index and self._print(term).lstrip().startswith("-"):
+                # a term that prints with its own minus sign ((1 - p)*e^y taken for -(p - 1)*e^y)
+                parts.append(("", term))
             else:
                 parts.append(("+ " if index else "", term))
         return parts
