@@ -8,9 +8,13 @@ the delimiters ``\\BLOCK{}``, ``\\VAR{}`` and ``\\#{}`` (see :mod:`raosym.emit.r
 
 A section states the density, support, coordinates, constants and hypotheses, then proves
 each Fisher entry from the :class:`ProofStep` s the derivation engine recorded, in order, and
-nothing else: each step is its claim, the displayed equation ``lhs = rhs`` and its
-justification. Steps that every entry shares (the exponential-family recognition and the
-means of the statistics) are shown once. Then the line element and curvature, from the
+nothing else: each step is its claim, the displayed equation ``lhs = rhs`` (with the
+intermediate forms of its ``chain`` and the further equations of its ``also``: an exponential
+family's ``T``, ``eta``, ``A`` and their derivatives, each entry's combination) and its
+justification. Steps that every entry shares (the exponential-family recognition, the
+derivatives and the means of the statistics) are shown once. A Fisher entry with a factor
+that is negative on the domain is also stated with the sign taken out
+(:mod:`raosym.emit.latex.forms`). Then the line element and curvature, from the
 geometry's steps, and a remark with the numeric verification. A section needs only
 ``amsmath``, ``amssymb`` and ``amsthm``; it defines its two theorem environments itself when
 the including document has not.
@@ -192,7 +196,6 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
     # A numeric entry is stated as its defining expectation.
     value = entry.steps[0].rhs if entry.value is None else entry.value
     value_text = printer.doprint(value)
-    last = entry.steps[-1] if entry.steps else None
     # The form the literature writes, with the signs of its factors chosen positive.
     literature = positive_form(entry.value, spec) if entry.value is not None else None
     shown = value_text if literature is None else (
@@ -207,9 +210,6 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
         "mirror": mirror,
         "value": shown,
         "rows": rows,
-        # The last step shows the value already, unless the entry combines earlier results.
-        "combined": entry.value is not None and last is not None
-                    and printer.doprint(last.rhs) != value_text,
         "numeric": entry.value is None,
         "strategy": tex_text(entry.strategy),
         "hypotheses": [printer.prose.latex(h) for h in entry.hypotheses],
