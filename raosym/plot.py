@@ -244,13 +244,70 @@ def add_commands(subparsers) -> None:
 
 
 def appendix_figures(generated: str | Path, folder: Path) -> list[Path]:
-    """The figures the appendix includes, drawn into ``folder`` from the modules in
-    ``generated`` (``rdp_curves.pdf`` when the three mechanisms of Mironov's Figure 1 were
-    generated; nothing otherwise). Returns the files written."""
-    needed = [Path(generated) / "python" / f"{panel.mechanism}.py" for panel in MIRONOV_FIGURE_1]
-    if not all(path.is_file() for path in needed):
-        return []
-    return [save(rdp_figure(generated=generated), folder / "rdp_curves.pdf")]
+    """The figures and tables the appendix includes, drawn into ``folder`` from the modules in
+    ``generated``: ``rdp_curves.pdf`` (Mironov 2017, Figure 1) when its three mechanisms were
+    generated, ``composition_bounds.pdf`` (Figure 2) when randomized response and Laplace noise
+    were, and ``composition_weeks.tex`` (52 weekly releases) when Gaussian and Laplace noise
+    were; nothing for what is missing. Returns the files written."""
+    written = []
+    python = Path(generated) / "python"
+    if all((python / f"{panel.mechanism}.py").is_file() for panel in MIRONOV_FIGURE_1):
+        written.append(save(rdp_figure(generated=generated), folder / "rdp_curves.pdf"))
+    from raosym import composition_plot
+
+    rows = composition_plot.DEFAULT_ROWS
+    if all((python / f"{row.split(':')[0]}.py").is_file() for row in rows):
+        mechanisms = [composition_plot.pure_mechanism(account._release(row, generated))
+                      for row in rows]
+        written.append(save(composition_plot.composition_figure(mechanisms),
+                            folder / "composition_bounds.pdf"))
+    if all((python / f"{row.split(':')[0]}.py").is_file() for row in WEEKLY_ROWS):
+        path = folder / "composition_weeks.tex"
+        path.write_text(weekly_table(generated))
+        written.append(path)
+    return written
+
+
+#: The 52 weekly releases of the appendix's composition table (Gaussian and Laplace noise of
+#: scale 4 at sensitivity 1), and its δ.
+WEEKLY_ROWS = ("gaussian_location:sigma=4:sensitivity=1", "laplace_location:b=4:sensitivity=1")
+WEEKS = 52
+WEEKLY_DELTA = 1e-6
+
+
+def weekly_table(generated: str | Path) -> str:
+    """The LaTeX table of 52 releases of each :data:`WEEKLY_ROWS` mechanism: the Rao-DP
+    budget, ε at δ = 1e-6 from the composed RDP curve under both conversions, and the tight
+    ε of the composed privacy-loss distributions (dp_accounting's PLD accountant, pessimistic
+    and optimistic discretizations; a dash without dp_accounting)."""
+    lines = [
+        "% Written by raosym generate --pdf (raosym.plot.weekly_table) from the generated modules.",
+        r"\begin{tabular}{lrrrr}",
+        r"mechanism & Rao-DP $\theta$ & RDP $\to \varepsilon$ (Prop.~3) & "
+        r"RDP $\to \varepsilon$ (Thm.~21) & tight $\varepsilon$ (PLD) \\",
+        r"\hline",
+    ]
+    for text in WEEKLY_ROWS:
+        release = account._release(f"{text}:repeat={WEEKS}", generated)
+        summary = account.account([release], delta=WEEKLY_DELTA)
+        from raosym import pld
+
+        try:
+            pld.privacy_loss_distribution_module()
+        except account.AccountingError:  # dp_accounting is an optional dependency
+            tight_text = "--"
+        else:
+            tight = pld.pld_epsilon([release], WEEKLY_DELTA)
+            tight_text = f"${tight.epsilon_optimistic:.6f}$--${tight.epsilon:.6f}$"
+        parameter, value = text.split(":")[1].split("=")
+        name = {"sigma": r"\sigma", "b": "b"}.get(parameter, parameter)
+        label = release.mechanism.name.replace("_", r"\_")
+        lines.append(
+            rf"\texttt{{{label}}}, ${name} = {float(value):g}$ & "
+            rf"${summary['rao_dp']['theta']:.6f}$ & ${summary['dp']['mironov']['epsilon']:.6f}$ & "
+            rf"${summary['dp']['balle']['epsilon']:.6f}$ & {tight_text} \\")
+    lines += [r"\end{tabular}", ""]
+    return "\n".join(lines)
 
 
 def _add_geodesics(figures) -> None:

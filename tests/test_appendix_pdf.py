@@ -19,6 +19,7 @@ import pytest
 from conftest import REPOSITORY
 
 from raosym.emit.pdf import compile_tex
+from raosym.plot import appendix_figures
 
 LATEX = REPOSITORY / "generated" / "latex"
 #: An overfull box up to this wide (in pt) is invisible; anything wider runs into the margin.
@@ -41,6 +42,9 @@ def compiled(tmp_path_factory):
     folder = tmp_path_factory.mktemp("appendix")
     for source in LATEX.glob("*.tex"):
         shutil.copy(source, folder / source.name)
+    # The figures and tables `raosym generate --pdf` adds, drawn from the committed modules.
+    drawn = {path.name for path in appendix_figures(REPOSITORY / "generated", folder)}
+    assert drawn == {"rdp_curves.pdf", "composition_bounds.pdf", "composition_weeks.tex"}
     result = compile_tex(folder, "appendix.tex", settle=True)
     assert result.ok, result.errors
     log = (folder / "appendix.log").read_text(errors="replace")
@@ -97,3 +101,38 @@ def test_every_family_has_its_section(compiled):
     assert families and families == sorted(Path(p).stem for p in LATEX.glob("*.tex")
                                            if p.name != "appendix.tex")
     assert text.count("Lemmas") >= 2  # in the table of contents and as the first section
+
+
+
+def test_seed_results_are_in_the_appendix(compiled):
+    """Issue 16's appendix parts: Mironov's Figure 2, the post-processing theorem with its
+    proof, and the table of 52 weekly releases, whose numbers are recomputed here: the Rao-DP
+    budget sqrt(52)/4 and, for Gaussian noise, the exact epsilon of the analytic Gaussian
+    mechanism (Balle and Wang 2018), which must lie in the table's PLD interval."""
+    import mpmath
+
+    _, text = compiled
+    flat = " ".join(text.split())
+    assert "Figure: self-composition of pure-DP mechanisms" in flat
+    assert re.search(r"Theorem \d+ \(Post-processing\)", flat)
+    assert "conditional Jensen" in flat
+    table = flat[flat.index("Table: fifty-two weekly releases"):]
+    theta = mpmath.sqrt(52) / 4
+    # (pdftotext drops the underscore of the typewriter names)
+    rows = re.findall(r"(gaussian|laplace)[_ ]location, (?:σ|b) = 4 ([\d.]+) ([\d.]+) "
+                      r"([\d.]+) ([\d.]+)–([\d.]+)", table)
+    assert [row[0] for row in rows] == ["gaussian", "laplace"], table[:800]
+    for row in rows:
+        assert abs(float(row[1]) - float(theta)) < 1e-6
+    mu = theta  # 52 Gaussians of sigma 4 at sensitivity 1 compose to one of mu = sqrt(52)/4
+
+    def delta(epsilon):
+        return (mpmath.ncdf(-epsilon / mu + mu / 2)
+                - mpmath.exp(epsilon) * mpmath.ncdf(-epsilon / mu - mu / 2))
+
+    exact = mpmath.findroot(lambda e: delta(e) - mpmath.mpf("1e-6"), 9.7)
+    low, high = float(rows[0][4]), float(rows[0][5])
+    assert low - 1e-6 <= exact <= high + 1e-6 and high - low < 0.01, (exact, low, high)
+    # RDP's conversions are never below the tight value
+    assert min(float(rows[0][2]), float(rows[0][3])) > high
+    assert min(float(rows[1][2]), float(rows[1][3])) > float(rows[1][5])

@@ -14,7 +14,7 @@ import pytest
 from conftest import family_names, verified
 
 from raosym.derive.steps import PERIOD_STRATEGY
-from raosym.emit.latex import TEMPLATES, render
+from raosym.emit.latex import HALF_PLANE_STRATEGIES, TEMPLATES, family_printers, render
 from raosym.emit.latex.printer import ProofPrinter, tex_text
 from raosym.emit.latex.prose import sentence
 from raosym.emit.pdf import compile_section, compile_tex
@@ -50,8 +50,10 @@ def test_appendix_compiles_and_includes_every_family(generated_tree, tmp_path):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
     """Every displayed step is one the engine recorded, shared steps shown once, in order."""
-    derivation = verified(catalog, name).derivation
-    prose = ProofPrinter(derivation.spec).prose
+    family = verified(catalog, name)
+    derivation = family.derivation
+    printer, distance_printer = family_printers(family)
+    prose, distance_prose = printer.prose, distance_printer.prose
     text = (generated_tree / "latex" / f"{name}.tex").read_text()
     items = [line[len("\\item "):] for line in text.splitlines() if line.startswith("\\item ")]
     entries = derivation.entries
@@ -64,12 +66,14 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
     for entry in entries:
         expected += [step.claim for step in entry.steps[shared:]]
     expected += [step.claim for step in derivation.geometry.steps]
+    expected = [sentence(prose.latex(claim)) for claim in expected]
     if derivation.distance is not None:  # a numeric distance shows its periods' steps only
-        expected += [step.claim for step in derivation.distance.steps
+        expected += [sentence((distance_prose if step.strategy in HALF_PLANE_STRATEGIES
+                               else prose).latex(step.claim))
+                     for step in derivation.distance.steps
                      if derivation.distance.closed or step.strategy == PERIOD_STRATEGY]
     if derivation.mechanism is not None:  # the privacy-accounting subsection
-        expected += [step.claim for step in derivation.mechanism.steps]
-    expected = [sentence(prose.latex(claim)) for claim in expected]
+        expected += [sentence(prose.latex(step.claim)) for step in derivation.mechanism.steps]
     # the "Not delivered" list: what is unavailable, and why
     expected += [f"{tex_text(item.quantity)}: {prose.latex(item.reason)}"
                  for item in derivation.unavailable]
@@ -81,8 +85,9 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
 
 def test_exponential_family_steps_are_shared(generated_tree):
     text = (generated_tree / "latex" / "gamma.tex").read_text()
-    assert text.count("exponential-family form with sufficient statistics") == 1
-    assert text.count("Steps 1--3 above, then:") == 3
+    assert text.count("exponential-family form") == 1
+    # recognition, T/eta/A, first derivatives, two means, second derivatives
+    assert text.count("Steps 1--6 above, then:") == 3
 
 
 def test_line_element_symbol_differs_from_a_coordinate_differential(generated_tree):
@@ -105,9 +110,11 @@ def test_verification_remark(catalog, generated_tree):
 def test_distance_subsection(catalog, generated_tree, name):
     """The Rao distance: line element, structure, both forms with the steps proving them
     equal, and the numeric geodesic check; or, without a closed form, the reason."""
-    derivation = verified(catalog, name).derivation
+    family = verified(catalog, name)
+    derivation = family.derivation
     distance = derivation.distance
-    prose = ProofPrinter(derivation.spec).prose
+    printers = family_printers(family)
+    prose = printers[0].prose
     text = (generated_tree / "latex" / f"{name}.tex").read_text()
     if distance is None:  # not derived: the section says so, with the reason
         (item,) = [u for u in derivation.unavailable if u.quantity == "Rao distance"]
@@ -123,7 +130,8 @@ def test_distance_subsection(catalog, generated_tree, name):
         strategies = [step.strategy for step in distance.steps]
         assert "stable form" in strategies and strategies.count("distance") >= 1
         for step in distance.steps:
-            assert sentence(prose.latex(step.justification)) in section
+            chosen = printers[1] if step.strategy in HALF_PLANE_STRATEGIES else printers[0]
+            assert sentence(chosen.prose.latex(step.justification)) in section
     else:
         # the structures tried, each with why it does not apply
         assert sentence(prose.latex(distance.reason.split(". ")[0])) in section
@@ -164,3 +172,202 @@ def test_templates_are_strict():
 def test_render_is_deterministic(catalog):
     family = verified(catalog, "cauchy")
     assert render(family) == render(family)
+
+
+# ------------------------------------------------------------------- proofs that compute (issue 11)
+
+
+def _exponential_families(catalog):
+    return [name for name in FAMILIES
+            if {e.strategy for e in verified(catalog, name).derivation.entries}
+            == {"exponential family"}]
+
+
+def test_exponential_family_proofs_show_t_eta_a_and_the_hessian(catalog, generated_tree):
+    """The recorded T, eta and A reproduce log f (up to a term free of the coordinates), the
+    recorded means solve J^T E[T] = grad A, and each entry is the Hessian of A less the
+    second derivatives of eta weighted by the means: all checked here with SymPy, and every
+    one of those objects is displayed in the section."""
+    import sympy
+
+    names = _exponential_families(catalog)
+    assert {"gaussian", "gamma", "bernoulli", "poisson"} <= set(names)
+    for name in names:
+        family = verified(catalog, name)
+        derivation, spec = family.derivation, family.derivation.spec
+        printer = family_printers(family)[0]
+        text = (generated_tree / "latex" / f"{name}.tex").read_text()
+        steps = derivation.entries[0].steps
+        read_off = next(s for s in steps if s.also and s.lhs.func.__name__.startswith("T"))
+        pairs = [(read_off.lhs, read_off.rhs), *read_off.also]
+        statistics = [rhs for lhs, rhs in pairs if lhs.func.__name__.startswith("T")]
+        eta = [rhs for lhs, rhs in pairs if lhs.func.__name__.startswith("eta")]
+        (log_partition,) = [rhs for lhs, rhs in pairs if lhs.func.__name__ == "A"]
+        coordinates = spec.coordinate_symbols
+        log_f = sympy.expand_log(sympy.log(spec.density), force=True)
+        base = sympy.simplify(log_f - sum(e * t for e, t in zip(eta, statistics))
+                              + log_partition)
+        assert not base.free_symbols & set(coordinates), (name, base)
+        means = [s.rhs for s in steps if s.lhs is not None and s.lhs.func.__name__
+                 == "Expectation"]
+        assert len(means) == len(statistics)
+        for theta in coordinates:
+            assert sympy.simplify(sum(sympy.diff(e, theta) * m for e, m in zip(eta, means))
+                                  - sympy.diff(log_partition, theta)) == 0, (name, theta)
+        for entry in derivation.entries:
+            ti, tj = coordinates[entry.row], coordinates[entry.column]
+            expected = sympy.diff(log_partition, ti, tj) - sum(
+                sympy.diff(e, ti, tj) * m for e, m in zip(eta, means))
+            assert sympy.simplify(expected - entry.value) == 0, (name, entry.row, entry.column)
+        for lhs, rhs in pairs:
+            assert printer.doprint(rhs) in text, (name, lhs)
+        assert r"\frac{\partial^{2} A}" in text or r"\frac{\mathrm{d}^{2} A}" in text, name
+
+
+def test_every_fisher_proof_ends_at_the_value_it_states(catalog, generated_tree):
+    """No proof does its last combination silently: the last displayed right-hand side of
+    each closed entry's proof is the proposition's value (SymPy-equal, and printed alike), and
+    the location-scale rung shows the integral's value times the substitution's factor."""
+    import sympy
+
+    for name in FAMILIES:
+        family = verified(catalog, name)
+        printer = family_printers(family)[0]
+        text = (generated_tree / "latex" / f"{name}.tex").read_text()
+        assert "Together these steps" not in text
+        for entry in family.derivation.entries:
+            if entry.value is None:
+                continue
+            last = entry.steps[-1]
+            assert printer.doprint(last.rhs) == printer.doprint(entry.value), (name, entry)
+            if entry.strategy == "location-scale":
+                (product,) = last.chain or (last.rhs,)
+                assert _equal(product.doit(), entry.value), name
+                # displayed: whole, or (a long one, broken over rows) its factor
+                shown = printer.doprint(product)
+                assert (shown if len(shown) < 150 else printer.doprint(product.args[0])) in text
+
+
+def _equal(first, second) -> bool:
+    """SymPy-equal: the difference simplifies to 0 (Gamma functions combined first), or, where
+    simplify cannot show it, vanishes to 40 digits at three points with each symbol at a
+    different positive rational (a nonzero difference of these special functions is not 0
+    there)."""
+    import sympy
+
+    difference = first - second
+    if sympy.simplify(sympy.gammasimp(difference)) == 0:
+        return True
+    symbols = sorted(difference.free_symbols, key=lambda s: s.name)
+    for shift in (0, 1, 2):
+        values = {s: sympy.Rational(7 + 3 * k + shift, 5 + k) for k, s in enumerate(symbols)}
+        if abs(sympy.N(difference.subs(values), 60)) > sympy.Float("1e-40"):
+            return False
+    return True
+
+
+def test_notation_does_not_clash(catalog, generated_tree):
+    """A scale called s: the scores are u_i; the half-plane coordinate is xi, never the
+    family's variable x; a scale called theta: the point is vartheta, also under E."""
+    logistic = (generated_tree / "latex" / "logistic.tex").read_text()
+    note = "whose\n$s_i$ are written $u_i$ here because $s$ is a parameter"
+    assert "$u_i = " in logistic and note in logistic
+    logistic = logistic.replace(note, "")
+    assert "s_i" not in logistic and "s_{i}" not in logistic
+    gaussian = (generated_tree / "latex" / "gaussian.tex").read_text()
+    distance = gaussian[gaussian.index(r"\subsection*{Rao distance}"):]
+    half_plane = distance[distance.index("scaled Poincar"):]
+    half_plane = half_plane[:half_plane.index(r"\item")]
+    assert r"\xi" in half_plane and r"\mathrm{d}\xi" in half_plane
+    assert "$x = " not in half_plane and r"\mathrm{d}x" not in half_plane
+    gamma = (generated_tree / "latex" / "gamma.tex").read_text()
+    assert r"\mathbb{E}_{\vartheta}" in gamma and r"\mathbb{E}_{\theta}" not in gamma
+    appendix = (generated_tree / "latex" / "appendix.tex").read_text()
+    lemmas = appendix[appendix.index("Location--scale reduction"):
+                      appendix.index("Gamma and Beta integrals")]
+    assert "(x; \\mu, \\sigma)" in lemmas and " s)" not in lemmas
+
+
+def test_composition_is_checked_from_the_product_density(catalog, generated_tree):
+    """The composition step's scores are the derivatives of the log of the product density
+    (recomputed here), each free of the other release; the joint budget equals
+    sqrt(theta_1^2 + theta_2^2) (checked here with SymPy)."""
+    import sympy
+
+    for name in FAMILIES:
+        derivation = verified(catalog, name).derivation
+        mechanism = derivation.mechanism
+        if mechanism is None or mechanism.kind != "additive":
+            continue
+        spec, (scores, joint) = derivation.spec, [s for s in mechanism.steps
+                                                  if s.strategy == "composition"]
+        location = spec.mechanism.location.symbol
+        scale = spec.mechanism.scale.symbol
+        for (lhs, score), k in zip([(scores.lhs, scores.rhs), *scores.also], (1, 2)):
+            other = 3 - k
+            x_k, mu_k, s_k = (sympy.Symbol(f"{spec.variable}_{k}", real=True),
+                              sympy.Symbol(f"{location}_{k}", real=True),
+                              sympy.Symbol(f"{scale}_{k}", positive=True))
+            mine = spec.density.subs({spec.variable: x_k, location: mu_k, scale: s_k},
+                                     simultaneous=True)
+            assert sympy.simplify(score - sympy.diff(sympy.log(mine), mu_k)) == 0, name
+            assert not {str(s) for s in score.free_symbols} & {
+                f"{spec.variable}_{other}", f"{location}_{other}", f"{scale}_{other}"}, name
+        theta = mechanism.theta
+        delta = spec.mechanism.sensitivity
+        budgets = [theta.subs({scale: sympy.Symbol(f"{scale}_{k}", positive=True),
+                               delta: sympy.Symbol(f"{delta}_{k}", positive=True)})
+                   for k in (1, 2)]
+        assert sympy.simplify(joint.rhs**2 - budgets[0]**2 - budgets[1]**2) == 0, name
+
+
+def test_literature_forms_next_to_the_derived_ones(catalog, generated_tree):
+    """Bernoulli's Fisher information as 1/(p(1-p)) and the Laplace mechanism's RDP curve in
+    Mironov's collected form, each shown with the derived form and equal to it (SymPy)."""
+    import sympy
+
+    bernoulli = verified(catalog, "bernoulli").derivation
+    p = bernoulli.spec.coordinate_symbols[0]
+    assert sympy.simplify(bernoulli.entries[0].value - 1 / (p * (1 - p))) == 0
+    text = (generated_tree / "latex" / "bernoulli.tex").read_text()
+    assert r"= \frac{1}{p \left(1 - p\right)}" in text
+    laplace = verified(catalog, "laplace_location").derivation
+    curve = laplace.mechanism.renyi.textbook
+    alpha = next(s for s in curve.free_symbols if s.name == "alpha")
+    delta = next(s for s in curve.free_symbols if s.name == "Delta")
+    b = next(s for s in curve.free_symbols if s.name == "b")
+    # Mironov (2017), Table II: the argument of the logarithm of (alpha - 1) D_alpha
+    mironov = (alpha / (2 * alpha - 1) * sympy.exp((alpha - 1) * delta / b)
+               + (alpha - 1) / (2 * alpha - 1) * sympy.exp(-alpha * delta / b))
+    derived = sympy.exp((alpha - 1) * curve)  # exp(log(A)) is A
+    assert not derived.has(sympy.log)
+    assert sympy.simplify(sympy.expand(derived - mironov)) == 0
+    text = (generated_tree / "latex" / "laplace_location.tex").read_text()
+    assert r"\frac{\alpha}{2 \alpha - 1} \cdot e^{\frac{\Delta \left(\alpha - 1\right)}{b}}" in text
+    assert r"\frac{\alpha - 1}{2 \alpha - 1} \cdot e^{- \frac{\Delta \alpha}{b}}" in text
+
+
+def test_comparison_has_dp_and_gdp_rows(generated_tree):
+    """At Rao-DP budget 1 and sensitivity 1 the Gaussian mechanism has sigma = 1, RDP curve
+    alpha/2: Mironov's conversion at delta = 1e-5 gives 1/2 + sqrt(2 log 1e5) (minimum at
+    alpha - 1 = sqrt(2 log 1e5)) and it is exactly 1-GDP; Laplace noise is not mu-GDP-rated."""
+    import mpmath
+
+    text = (generated_tree / "latex" / "gaussian_location.tex").read_text()
+    expected = mpmath.mpf(1) / 2 + mpmath.sqrt(2 * mpmath.log(mpmath.mpf(10) ** 5))
+    table = text[text.index("Definitions compared"):]
+    table = table[:table.index(r"\end{tabular}")]
+    assert f"Prop.~3]{{ref:mironov2017}} & {mpmath.nstr(expected, 8)}" in table
+    assert r"$\mu$-GDP $\mu$ & 1.0" in table
+    laplace = (generated_tree / "latex" / "laplace_location.tex").read_text()
+    assert r"$\mu$-GDP $\mu$ & -- \\" in laplace
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_no_doubled_signs(generated_tree, name):
+    """A term of a sum that prints with its own minus sign is not given a second one: no
+    "x - - y" (Gumbel's distance, randomized response's terms printed "- - (1 - p)")."""
+    import re
+
+    text = (generated_tree / "latex" / f"{name}.tex").read_text()
+    assert not re.search(r"(?<![&=])[-+] +- ", text), re.search(r".{60}[-+] +- .{30}", text)

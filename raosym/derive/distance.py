@@ -155,7 +155,8 @@ def _periods(problem: _Problem) -> tuple[tuple, tuple[ProofStep, ...]]:
         found.append((c, period))
         steps.append(ProofStep(
             f"The coordinate {c} is periodic with period {period}.",
-            spec.density.subs(c, c + period), spec.density,
+            # f(x; c + P) = f(x; c), the density as a function of the variable and c
+            sympy.Function("f")(spec.variable, c + period), sympy.Function("f")(spec.variable, c),
             f"The density is unchanged when {c} moves by {period}, so points whose {c} "
             f"differ by a multiple of {period} are one distribution. The metric is free of "
             f"{c} and has no cross term in it: translations and the reflection of {c} are "

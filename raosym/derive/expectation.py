@@ -15,7 +15,9 @@ class Expectation(sympy.Function):
     nargs = 1
 
     def _latex(self, printer) -> str:
-        return r"\mathbb{E}_{\theta}\left[" + printer._print(self.args[0]) + r"\right]"
+        # The printer may name the point of the manifold otherwise (a parameter called theta).
+        point = getattr(printer, "point", r"\theta")
+        return rf"\mathbb{{E}}_{{{point}}}\left[" + printer._print(self.args[0]) + r"\right]"
 
     def _sympystr(self, printer) -> str:
         return "E[" + printer._print(self.args[0]) + "]"

@@ -83,7 +83,9 @@ def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:
         return None
     gradient = sympy.Matrix([sympy.diff(log_partition, theta) for theta in coordinates])
     means = (jacobian.T.inv() * gradient).applyfunc(sympy.simplify)
-    steps = _exponential_family_steps(spec, statistics, eta, log_partition, means)
+    steps = _exponential_family_steps(spec, statistics, eta, log_partition, means,
+                                      jacobian, gradient)
+    names = _exponential_family_names(spec, len(eta))
     entries = []
     for i, theta_i in enumerate(coordinates):
         for j, theta_j in enumerate(coordinates[: i + 1]):
@@ -92,22 +94,54 @@ def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:
                 sympy.diff(e, theta_i, theta_j) * mean for e, mean in zip(eta, means)
             )
             value = tidy(hessian - curvature_of_eta)
+            # The combination the lemma evaluates, as the engine evaluated it: the entry of the
+            # Hessian of A, less each nonzero second derivative of eta_a times E[T_a].
+            # (A term whose second derivative of eta_a is negative is written with a plus.)
+            combination = [sympy.simplify(hessian)]
+            general = [sympy.Derivative(names["A"], theta_i, theta_j)]
+            for e, mean, name, name_t in zip(eta, means, names["eta"], names["T"]):
+                second = sympy.simplify(sympy.diff(e, theta_i, theta_j))
+                if second == 0:
+                    continue
+                combination.append(
+                    sympy.Mul(-second, mean, evaluate=False) if second.could_extract_minus_sign()
+                    else sympy.Mul(-1, sympy.Mul(second, mean, evaluate=False), evaluate=False))
+                general.append(sympy.Mul(-1, sympy.Mul(sympy.Derivative(name, theta_i, theta_j),
+                                                       Expectation(name_t), evaluate=False),
+                                         evaluate=False))
+            combined, general = (sympy.Add(*terms, evaluate=False) if len(terms) > 1
+                                 else terms[0] for terms in (combination, general))
+            chain = tuple(dict.fromkeys(c for c in (general, combined) if c != value))
             step = ProofStep(
-                "Fisher information of an exponential family: the expected negative Hessian "
-                "of the log-density, which depends on x only through the means of T.",
+                "Fisher information of an exponential family: the second derivatives of A, "
+                "less those of the natural parameters weighted by the means of the statistics.",
                 fisher_symbol(theta_i.name, theta_j.name),
                 value,
-                "log f is smooth in theta for every x and the support does not depend on "
-                "theta, so `E[s_i s_j] = -E[∂_i ∂_j log f] = ∂_i ∂_j A - Σ_a (∂_i ∂_j eta_a) "
-                "E[T_a]`",
+                "log f is smooth in the coordinates for every x and the support does not "
+                "depend on them, so `E[s_i s_j] = -E[∂_i ∂_j log f] = ∂_i ∂_j A - Σ_a "
+                "(∂_i ∂_j eta_a) E[T_a]`; the second derivatives and means are those above",
                 "exponential family",
+                chain=chain,
             )
             entries.append(FisherEntry(i, j, value, "exponential family", (*steps, step)))
     return tuple(entries)
 
 
-def _exponential_family_steps(spec, statistics, eta, log_partition, means):
-    x = spec.variable
+def _exponential_family_names(spec, count):
+    """The symbols of the proof: ``T_a(x)``, ``eta_a(theta)`` and ``A(theta)`` as applied
+    functions (indexed only when there are several statistics)."""
+    x, coordinates = spec.variable, spec.coordinate_symbols
+    index = (lambda a: f"_{a + 1}") if count > 1 else (lambda a: "")
+    return {
+        "T": [sympy.Function(f"T{index(a)}")(x) for a in range(count)],
+        "eta": [sympy.Function(f"eta{index(a)}")(*coordinates) for a in range(count)],
+        "A": sympy.Function("A")(*coordinates),
+    }
+
+
+def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacobian, gradient):
+    x, coordinates = spec.variable, spec.coordinate_symbols
+    names = _exponential_family_names(spec, len(eta))
     base = sympy.expand(log_density(spec)) - sum(e * t for e, t in zip(eta, statistics))
     base = sympy.simplify(base + log_partition)
     form = sympy.Add(
@@ -117,14 +151,33 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means):
         evaluate=False,
     )
     recognize = ProofStep(
-        "The log-density has exponential-family form with sufficient statistics "
-        + ", ".join(sympy.sstr(t) for t in statistics)
-        + ".",
+        "The log-density has exponential-family form.",
         sympy.log(sympy.Function("f")(x)),
         form,
-        "each term of log f is a function of theta times a function of x, or a function of "
-        "one of them alone: `log f = Σ_a eta_a(theta) T_a(x) - A(theta) + log h(x)`",
+        "each term of log f is a function of the coordinates times a function of x, or a "
+        "function of one of them alone: `log f = Σ_a eta_a T_a(x) - A + log h(x)`",
         "exponential family",
+    )
+    read_off = ProofStep(
+        "Its sufficient statistics, natural parameters and log-partition function are:",
+        names["T"][0], statistics[0],
+        "read off the form above: the factors of x in the terms that carry both, their "
+        "coefficients, and minus the terms free of x",
+        "exponential family",
+        also=(*((t, statistic) for t, statistic in zip(names["T"][1:], statistics[1:])),
+              *((n, e) for n, e in zip(names["eta"], eta)),
+              (names["A"], log_partition)),
+    )
+    derivatives = [(sympy.Derivative(names["A"], theta), sympy.simplify(g))
+                   for theta, g in zip(coordinates, gradient)]
+    derivatives += [(sympy.Derivative(names["eta"][a], theta), sympy.simplify(jacobian[a, i]))
+                    for a in range(len(eta)) for i, theta in enumerate(coordinates)]
+    first = ProofStep(
+        "The first derivatives of the log-partition function and of the natural parameters:",
+        derivatives[0][0], derivatives[0][1],
+        "differentiation of the functions read off above",
+        "exponential family",
+        also=tuple(derivatives[1:]),
     )
     mean_steps = tuple(
         ProofStep(
@@ -132,13 +185,32 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means):
             Expectation(statistic),
             mean,
             "differentiating the normalization (the integral, or sum, of f is 1) under the "
-            "integral sign gives `E[s_i] = 0`, that is `J^T E[T] = ∇A` with the Jacobian "
-            "`J = ∂eta/∂theta` invertible",
+            "integral sign gives `E[s_i] = 0`, that is `J^T E[T] = ∇A` with J the Jacobian "
+            "of the natural parameters (their first derivatives above), which is invertible",
             "exponential family",
         )
         for statistic, mean in zip(statistics, means)
     )
-    return (recognize, *mean_steps)
+    seconds = []
+    for i, theta_i in enumerate(coordinates):
+        for j, theta_j in enumerate(coordinates[: i + 1]):
+            seconds.append((sympy.Derivative(names["A"], theta_i, theta_j),
+                            sympy.simplify(sympy.diff(log_partition, theta_i, theta_j))))
+    for a, e in enumerate(eta):
+        for i, theta_i in enumerate(coordinates):
+            for j, theta_j in enumerate(coordinates[: i + 1]):
+                second = sympy.simplify(sympy.diff(e, theta_i, theta_j))
+                if second != 0:
+                    seconds.append((sympy.Derivative(names["eta"][a], theta_i, theta_j), second))
+    second = ProofStep(
+        "The second derivatives of the log-partition function (its Hessian) and the nonzero "
+        "second derivatives of the natural parameters:",
+        seconds[0][0], seconds[0][1],
+        "differentiation of the first derivatives above",
+        "exponential family",
+        also=tuple(seconds[1:]),
+    )
+    return (recognize, read_off, first, *mean_steps, second)
 
 
 # --------------------------------------------------------------------------- discrete supports
@@ -258,7 +330,8 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
         "Definition: the Fisher information is the expected product of the scores.",
         name,
         _expectation_form(spec, integrand),
-        "`s_i = ∂log f/∂theta_i`; the score-product form holds for every density, "
+        "s_i is the derivative of log f in the i-th coordinate; the score-product form "
+        "holds for every density, "
         "including those with kinks",
         "definition",
     )
@@ -275,6 +348,12 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
             continue
         hypotheses = convergence_hypotheses(spec, name, closed.conditions, integrand)
         value, steps = closed.value, (definition, *closed.steps)
+        if steps[-1].rhs != value:
+            # The value as the rung simplified it, from the last form a step displayed.
+            steps += (ProofStep("Simplify.", steps[-1].rhs, value,
+                                "the right-hand side above with common factors cancelled, powers collected and "
+                                "Gamma functions combined",
+                                strategy),)
         if _shifted_polygammas(value):
             # A rung that adds closed pieces leaves polygamma(0, 1/N), polygamma(0, 1 + 1/N),
             # ... side by side; on one argument they combine (and the curvature, derived
@@ -465,7 +544,14 @@ def _location_scale_rung(spec, integrand, *, budget):
     coefficient, reduced, t, lower, step = _reduce_location_scale(spec, integrand, location, scale)
     closed = close_integral(reduced, t, lower, spec.support.upper, budget=budget)
     value = tidy(coefficient * closed.value)
-    return ClosedIntegral(value, (step, *closed.steps), closed.conditions)
+    product = sympy.Mul(coefficient, closed.value, evaluate=False)
+    combine = ProofStep(
+        "Multiply the integral's value by the factor the change of variables took out.",
+        step.rhs, value,
+        f"the integral over t is {sympy.sstr(closed.value)} by the steps above; the product is "
+        "simplified by cancelling common factors",
+        "location-scale", chain=(product,) if product != value else ())
+    return ClosedIntegral(value, (step, *closed.steps, combine), closed.conditions)
 
 
 def periodic_location(spec: FamilySpec) -> sympy.Symbol | None:

@@ -139,7 +139,7 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
     calibration = delta * constant / THETA
     steps.append(ProofStep(f"Calibration: theta-Rao-DP for {scale} >= {delta} k / theta.",
                            scale, calibration, "theta decreases in the scale", "calibration"))
-    composition = _composition(theta, scale, delta, steps)
+    composition = _composition(spec, mu, metric, theta, scale, delta, steps)
     conversions = _conversions(spec, theta, scale, delta, mu, steps)
     arguments = (delta, scale, *[p.symbol for p in spec.parameters
                                  if p.symbol not in (mu, scale)])
@@ -151,25 +151,66 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
         steps=tuple(steps) + renyi.steps)
 
 
-def _composition(theta, scale, delta, steps) -> sympy.Expr:
+def _composition(spec, mu, metric, theta, scale, delta, steps) -> sympy.Expr:
     """Two independent copies (scales s_1, s_2, sensitivities Delta_1, Delta_2): the product
-    family's metric is diag(g_1, g_2), so the budget is sqrt(theta_1**2 + theta_2**2)."""
+    family's metric is diag(g_1, g_2), so the budget is sqrt(theta_1**2 + theta_2**2).
+
+    Checked from the product density, not from the rule: the joint log-density's score in
+    each location must depend on that release alone (then the cross term is E[s_1] E[s_2] = 0
+    and each diagonal entry is the single release's Fisher entry at its own scale), and the
+    distance of the resulting constant metric must equal sqrt(theta_1**2 + theta_2**2)."""
+    x = spec.variable
     s1, s2 = sympy.symbols(f"{scale}_1 {scale}_2", positive=True)
     d1, d2 = sympy.symbols(f"{delta}_1 {delta}_2", positive=True)
+    x1, x2 = sympy.symbols(f"{x}_1 {x}_2", real=True)
+    mu1, mu2 = sympy.symbols(f"{mu}_1 {mu}_2", real=True)
+    releases = [spec.density.subs({x: xk, mu: muk, scale: sk}, simultaneous=True)
+                for xk, muk, sk in ((x1, mu1, s1), (x2, mu2, s2))]
+    joint_log = sympy.expand_log(sympy.log(releases[0] * releases[1]), force=True)
+    joint_scores = [sympy.diff(joint_log, muk) for muk in (mu1, mu2)]
+    for score, other in zip(joint_scores, ({x2, mu2, s2}, {x1, mu1, s1})):
+        if score.free_symbols & other:
+            raise DerivationError(f"composition: the joint score {score} depends on both "
+                                  "releases")
     theta_1 = theta.subs({scale: s1, delta: d1})
     theta_2 = theta.subs({scale: s2, delta: d2})
     g1, g2 = (theta_1 / d1) ** 2, (theta_2 / d2) ** 2
     joint = sympy.sqrt(sympy.expand(d1**2 * g1 + d2**2 * g2))
+    # The product family's metric from the Fisher entry of one release at each scale.
+    product_metric = [metric.subs(scale, s1), metric.subs(scale, s2)]
+    segment = sympy.sqrt(d1**2 * product_metric[0] + d2**2 * product_metric[1])
     rule = sympy.sqrt(theta_1**2 + theta_2**2)
-    if sympy.cancel(sympy.together(joint**2 - rule**2)) != 0:  # both sides are >= 0
-        raise DerivationError(f"composition: {joint} differs from {rule}")
+    for form in (segment, rule):
+        if sympy.cancel(sympy.together(joint**2 - form**2)) != 0:  # both sides are >= 0
+            raise DerivationError(f"composition: {joint} differs from {form}")
+    joint_density = sympy.Function("f")(x1, x2)
     steps.append(ProofStep(
-        "Composition: the joint release of two independent copies is the product family; its "
-        "Fisher metric is diag(g_1, g_2) (the cross term E[s_1 s_2] = E[s_1] E[s_2] = 0), a "
-        "constant metric, so the distance is the Euclidean one in sqrt(g)-scaled coordinates.",
+        "Composition: the joint release of two independent copies (locations mu_1, mu_2, "
+        f"scales {s1}, {s2}) has the product density; its scores in the two locations are:",
+        sympy.Derivative(sympy.log(joint_density), mu1), joint_scores[0],
+        f"differentiate log f(x_1; mu_1, {s1}) + log f(x_2; mu_2, {s2}); each score depends on "
+        "its own release alone, so by independence the cross term of the Fisher metric is the "
+        "product of the two scores' means, which are 0, and each diagonal entry is the Fisher "
+        "entry of one "
+        "release at its own scale",
+        "composition",
+        also=((sympy.Derivative(sympy.log(joint_density), mu2), joint_scores[1]),),
+    ))
+    steps.append(ProofStep(
+        "The product metric diag(g_1, g_2) is constant in the locations, so the distance between "
+        f"the outputs on adjacent datasets (locations moved by {d1} and {d2}) is the Euclidean "
+        "one in sqrt(g)-scaled coordinates:",
         sympy.Symbol("theta_joint"), joint,
-        "SymPy confirms that this equals sqrt(theta_1^2 + theta_2^2), with theta_1 and theta_2 "
-        "the budgets of the two copies", "composition"))
+        f"the distance of the segment from (mu_1, mu_2) to (mu_1 + {d1}, mu_2 + {d2}) in the "
+        "metric diag(g_1, g_2), with each g_k the Fisher entry of one release at its own "
+        "scale; it equals sqrt(theta_1^2 + theta_2^2) with theta_1, theta_2 the budgets of "
+        "the single releases (the difference of the squares cancels to 0)",
+        "composition",
+        chain=(sympy.Pow(sympy.Add(*(sympy.Mul(d**2, m, evaluate=False)
+                                     for d, m in zip((d1, d2), product_metric)), evaluate=False),
+                         sympy.Rational(1, 2), evaluate=False),),
+        also=((sympy.Symbol("theta_joint"), sympy.sqrt(sympy.Symbol("theta_1")**2
+                                                       + sympy.Symbol("theta_2")**2)),)))
     return joint
 
 

@@ -20,13 +20,20 @@ PERIOD_STRATEGY = "period"
 
 @dataclass(frozen=True)
 class ProofStep:
-    """One step the engine took: ``lhs = rhs`` because ``justification``."""
+    """One step the engine took: ``lhs = rhs`` because ``justification``.
+
+    ``chain`` holds the intermediate right-hand sides of a computation the engine did in one
+    go (``lhs = chain[0] = ... = rhs``: the combination it evaluated, then its value), and
+    ``also`` further equations the same step establishes (``(lhs, rhs)`` pairs: the
+    statistics, natural parameters and log-partition function read off together)."""
 
     claim: str
     lhs: sympy.Basic | None
     rhs: sympy.Basic
     justification: str
     strategy: str = ""
+    chain: tuple = ()
+    also: tuple = ()
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,13 @@ the delimiters ``\\BLOCK{}``, ``\\VAR{}`` and ``\\#{}`` (see :mod:`raosym.emit.r
 
 A section states the density, support, coordinates, constants and hypotheses, then proves
 each Fisher entry from the :class:`ProofStep` s the derivation engine recorded, in order, and
-nothing else: each step is its claim, the displayed equation ``lhs = rhs`` and its
-justification. Steps that every entry shares (the exponential-family recognition and the
-means of the statistics) are shown once. Then the line element and curvature, from the
+nothing else: each step is its claim, the displayed equation ``lhs = rhs`` (with the
+intermediate forms of its ``chain`` and the further equations of its ``also``: an exponential
+family's ``T``, ``eta``, ``A`` and their derivatives, each entry's combination) and its
+justification. Steps that every entry shares (the exponential-family recognition, the
+derivatives and the means of the statistics) are shown once. A Fisher entry with a factor
+that is negative on the domain is also stated with the sign taken out
+(:mod:`raosym.emit.latex.forms`). Then the line element and curvature, from the
 geometry's steps, and a remark with the numeric verification. A section needs only
 ``amsmath``, ``amssymb`` and ``amsthm``; it defines its two theorem environments itself when
 the including document has not.
@@ -26,7 +30,8 @@ import sympy
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.layout import display_rows, visible_width
+from raosym.emit.latex.forms import positive_form
+from raosym.emit.latex.layout import continued_rows, display_rows, visible_width
 from raosym.emit.latex.printer import (
     ProofPrinter,
     fisher_latex,
@@ -76,8 +81,8 @@ def render_appendix(names: list[str]) -> dict[str, str]:
 def section_context(verified: Verified) -> dict:
     derivation = verified.derivation
     spec = derivation.spec
-    printer = ProofPrinter(spec, {LINE_ELEMENT_NAME: _line_element_latex(spec),
-                                  **distance_names(verified)})
+    printer, distance_printer = family_printers(verified)
+    score = score_letter(spec)
     entries = derivation.entries
     shared = _shared_steps(entries)
     return {
@@ -97,8 +102,8 @@ def section_context(verified: Verified) -> dict:
         "coordinates": [_parameter(p.name, p.domain, printer) for p in spec.coordinates],
         "coordinate_tuple": ", ".join(symbol_latex(p.name) for p in spec.coordinates),
         # the point of the manifold: theta, unless a parameter is called theta itself
-        "point": r"\vartheta" if any(symbol_latex(p.name) == r"\theta"
-                                     for p in spec.parameters) else r"\theta",
+        "point": printer.point,
+        "score": score,
         "constants": [_parameter(p.name, p.domain, printer) for p in spec.constants],
         "hypotheses": [printer.prose.latex(h) for h in _hypotheses(verified)],
         "preliminary_steps": _steps(derivation.steps, printer, first=1, lemmas=FISHER_LEMMAS),
@@ -112,13 +117,46 @@ def section_context(verified: Verified) -> dict:
         "line_element_symbol": _line_element_latex(spec),
         "distance": distance_context(
             verified, printer,
-            lambda steps, printer, first: _steps(_geometry_steps(steps), printer, first=first,
-                                                 lemmas=DISTANCE_LEMMAS)),
+            # the half-plane's own steps with its coordinate xi
+            lambda steps, printer, first: [
+                _step(step, distance_printer if step.strategy in HALF_PLANE_STRATEGIES
+                      else printer, number, DISTANCE_LEMMAS.get(step.strategy, ""))
+                for number, step in enumerate(_geometry_steps(steps), start=first)]),
         "accounting": accounting_context(  # mechanisms only
             verified, printer,
             lambda steps, printer, first: _steps(steps, printer, first=first,
                                                  lemmas=ACCOUNTING_LEMMAS)),
     }
+
+
+#: The Poincaré half-plane's horizontal coordinate in the distance proofs (the derive stage
+#: calls it x, which would read as the family's variable): symbols, then words of sentences.
+HALF_PLANE_NAMES = {sympy.Symbol("x"): r"\xi", sympy.Symbol("dx"): r"\mathrm{d}\xi",
+                    sympy.Symbol("x_1"): r"\xi_{1}", sympy.Symbol("x_2"): r"\xi_{2}"}
+#: The distance steps that speak of the half-plane's coordinates.
+HALF_PLANE_STRATEGIES = ("half-plane", "shear", "curvature")
+HALF_PLANE_WORDS = {"x": r"\xi", "dx": r"\mathrm{d}\xi", "x_1": r"\xi_{1}",
+                    "x_2": r"\xi_{2}"}
+
+
+def family_printers(verified: Verified) -> tuple[ProofPrinter, ProofPrinter]:
+    """The printers of a section: one for everything but the Rao distance, and one for the
+    distance proofs, whose half-plane coordinate x is written xi (the family's variable is x).
+    Where a parameter is called s, the scores s_i of the sentences are written u_i."""
+    spec = verified.derivation.spec
+    names = {LINE_ELEMENT_NAME: _line_element_latex(spec), **distance_names(verified)}
+    printer = ProofPrinter(spec, names)
+    score = score_letter(spec)
+    if score != "s":
+        printer.prose.names.update({f"s_{i}": f"{score}_{i}" for i in "ij"})
+    distance_printer = ProofPrinter(spec, {**names, **HALF_PLANE_NAMES})
+    distance_printer.prose.names.update({**printer.prose.names, **HALF_PLANE_WORDS})
+    return printer, distance_printer
+
+
+def score_letter(spec: FamilySpec) -> str:
+    """The letter of the scores: ``s``, or ``u`` when a parameter is called s."""
+    return "u" if any(symbol_latex(p.name) == "s" for p in spec.parameters) else "s"
 
 
 def _line_element_latex(spec: FamilySpec) -> str:
@@ -158,21 +196,28 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
     # A numeric entry is stated as its defining expectation.
     value = entry.steps[0].rhs if entry.value is None else entry.value
     value_text = printer.doprint(value)
-    last = entry.steps[-1] if entry.steps else None
+    # The form the literature writes, with the signs of its factors chosen positive.
+    literature = positive_form(entry.value, spec) if entry.value is not None else None
+    shown = value_text if literature is None else (
+        f"{value_text} = {printer.doprint(literature[0])}")
+    rows = []
+    if visible_width(shown) > INLINE_VALUE:
+        rows = display_rows(symbol + (f" = {mirror}" if mirror else ""), value, printer)
+        if literature is not None:
+            rows += continued_rows(literature[0], printer)
     return {
         "symbol": symbol,
         "mirror": mirror,
-        "value": value_text,
-        "rows": (display_rows(symbol + (f" = {mirror}" if mirror else ""), value, printer)
-                 if visible_width(value_text) > INLINE_VALUE else []),
-        # The last step shows the value already, unless the entry combines earlier results.
-        "combined": entry.value is not None and last is not None
-                    and printer.doprint(last.rhs) != value_text,
+        "value": shown,
+        "rows": rows,
         "numeric": entry.value is None,
         "strategy": tex_text(entry.strategy),
         "hypotheses": [printer.prose.latex(h) for h in entry.hypotheses],
         "shared": shared,
         "steps": _steps(entry.steps[shared:], printer, first=shared + 1, lemmas=FISHER_LEMMAS),
+        "signs": [] if literature is None else [
+            {"base": printer.doprint(base), "negated": printer.doprint(-base)}
+            for base in literature[1]],
     }
 
 
@@ -191,14 +236,31 @@ def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = No
             for number, step in enumerate(steps, start=first)]
 
 
+def step_rows(step: ProofStep, printer: ProofPrinter) -> list[str]:
+    """The rows of a step's display: ``lhs = chain[0] = ... = rhs``, then each further
+    equation of ``also``. A right-hand side that prints like the one before it is dropped,
+    and a step whose two sides print alike (a check that the engine's form is unchanged)
+    shows no ``X = X`` display at all."""
+    sides = [step.rhs] if step.lhs is None else [step.lhs]
+    for side in (*getattr(step, "chain", ()), step.rhs):
+        if printer.doprint(side) != printer.doprint(sides[-1]):
+            sides.append(side)
+    rows = []
+    if step.lhs is None or len(sides) > 1:
+        first = 0 if step.lhs is None else 1
+        rows = display_rows(step.lhs, sides[first], printer)
+        for side in sides[first + 1:]:
+            rows += continued_rows(side, printer)
+    for lhs, rhs in getattr(step, "also", ()):
+        rows += display_rows(lhs, rhs, printer)
+    return rows
+
+
 def _step(step: ProofStep, printer: ProofPrinter, number: int, lemma: str = "") -> dict:
     return {
         "number": number,
         "claim": sentence(printer.prose.latex(step.claim)),
-        # A step whose two sides print alike (a check that the engine's form is unchanged)
-        # is stated by its claim and justification, without the display "X = X".
-        "rows": ([] if step.lhs is not None and printer.doprint(step.lhs)
-                 == printer.doprint(step.rhs) else display_rows(step.lhs, step.rhs, printer)),
+        "rows": step_rows(step, printer),
         "justification": sentence(printer.prose.latex(step.justification)),
         "lemma": lemma,
         "strategy": tex_text(step.strategy),

@@ -19,7 +19,8 @@ import sympy
 
 from raosym.derive.divergence import ALPHA, expm1mx, unrewritten
 from raosym.derive.mechanism import THETA
-from raosym.emit.latex.layout import display_rows
+from raosym.emit.latex.forms import collected_form
+from raosym.emit.latex.layout import continued_rows, display_rows
 from raosym.emit.latex.printer import ProofPrinter, quantity_label
 from raosym.verify.checks import Verified
 from raosym.verify.evaluate import evaluate
@@ -42,6 +43,9 @@ def accounting_context(verified: Verified, printer: ProofPrinter, steps) -> dict
     stable = curve.stable if curve.stable is not None and curve.closed and (
         curve.stable != curve.textbook) else None
     rows = display_rows(r"D_\alpha", curve.textbook, printer) if curve.closed else []
+    collected = collected_form(curve.textbook) if curve.closed else None
+    if collected is not None:
+        rows += continued_rows(collected[0], printer)
     if stable is not None:
         more = display_rows("", stable, printer)
         rows += ["&= " + more[0].removeprefix("& ")] + more[1:]
@@ -53,6 +57,10 @@ def accounting_context(verified: Verified, printer: ProofPrinter, steps) -> dict
         "reason": printer.prose.latex(curve.reason or ""),
         "rows": rows,
         "stable": stable is not None,
+        # the collected form's coefficients: (old sum, factored, exponential)
+        "collected": None if collected is None else [
+            {"sum": printer.doprint(old), "factored": printer.doprint(new),
+             "exponential": printer.doprint(e)} for old, new, e in collected[1]],
         # phi(y) = e^y - 1 - y, the function the stable forms are written with.
         "phi": stable is not None and stable.has(expm1mx),
         "kl": printer.doprint(curve.kl) if curve.kl is not None else "",
@@ -109,6 +117,41 @@ def _pure_epsilon(verified: Verified, point: dict):
                for r in ratios for x in spec.support.points)
 
 
+#: The delta of the (epsilon, delta)-DP rows of the comparison, and the conversions from RDP:
+#: Mironov (2017), Proposition 3, and Balle et al. (2020), Theorem 21.
+DP_DELTA = mpmath.mpf("1e-5")
+CONVERSIONS = ("mironov", "balle")
+
+
+def conversion_epsilon(curve, delta, conversion: str):
+    """``min over alpha > 1`` of the conversion of the RDP curve ``curve(alpha)`` to
+    ``epsilon`` at ``delta``: ``eps(alpha) + log(1/delta)/(alpha - 1)`` (Mironov) or
+    ``eps(alpha) + log((alpha - 1)/alpha) - (log delta + log alpha)/(alpha - 1)`` (Balle et
+    al.). In ``u = log(alpha - 1)``: the least value on a grid of u from -6 to 12, then a
+    golden-section search between the grid's neighbours of it (both bounds are quasi-convex in
+    alpha for the curves of the catalog, so the grid's least cell holds the minimum)."""
+    def objective(u):
+        alpha = 1 + mpmath.exp(u)
+        rdp = curve(alpha)
+        if conversion == "mironov":
+            return rdp + mpmath.log(1 / delta) / (alpha - 1)
+        return rdp + mpmath.log((alpha - 1) / alpha) - (mpmath.log(delta)
+                                                       + mpmath.log(alpha)) / (alpha - 1)
+
+    grid = [mpmath.mpf(-6) + k * mpmath.mpf(18) / 180 for k in range(181)]
+    values = [objective(u) for u in grid]
+    best = min(range(len(grid)), key=lambda k: values[k])
+    low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
+    ratio = (mpmath.sqrt(5) - 1) / 2
+    for _ in range(80):
+        left, right = high - ratio * (high - low), low + ratio * (high - low)
+        if objective(left) < objective(right):
+            high = right
+        else:
+            low = left
+    return min(objective((low + high) / 2), values[best])
+
+
 def _comparison(verified: Verified, printer: ProofPrinter) -> dict | None:
     mechanism = verified.derivation.mechanism
     curve = mechanism.renyi
@@ -125,6 +168,10 @@ def _comparison(verified: Verified, printer: ProofPrinter) -> dict | None:
                                          else curve.textbook),
                              {**point, ALPHA: mpmath.mpf(order)}) for order in ORDERS],
         }
+        form = unrewritten(curve.stable if curve.stable is not None else curve.textbook)
+        values["dp"] = {conversion: conversion_epsilon(
+            lambda alpha: evaluate(form, {**point, ALPHA: alpha}), DP_DELTA, conversion)
+            for conversion in CONVERSIONS}
     return {
         "parameter": printer.doprint(mechanism.calibrated),
         "parameter_value": mpmath.nstr(point[mechanism.calibrated], 8),
@@ -134,4 +181,8 @@ def _comparison(verified: Verified, printer: ProofPrinter) -> dict | None:
         "rho": "--" if values["rho"] is None else mpmath.nstr(values["rho"], 8),
         "orders": list(ORDERS),
         "rdp": [r"$\infty$" if mpmath.isinf(v) else mpmath.nstr(v, 8) for v in values["rdp"]],
+        "delta": r"10^{%d}" % round(mpmath.log10(DP_DELTA)),
+        "dp": {conversion: mpmath.nstr(value, 8) for conversion, value in values["dp"].items()},
+        # mu-GDP where the RDP curve is rho*alpha: the privacy loss is then N(rho, 2 rho).
+        "mu": "--" if values["rho"] is None else mpmath.nstr(mpmath.sqrt(2 * values["rho"]), 8),
     }

@@ -444,6 +444,18 @@ def display_rows(lhs: sympy.Basic | str | None, rhs: sympy.Basic, printer,
     return _rows("&", left) + _rows("&=", breaker.lines(rhs, width - 2.5))
 
 
+#: Width kept free on the continuation rows of a chain (see continued_rows).
+CHAIN_MARGIN = 4.0
+
+
+def continued_rows(rhs: sympy.Basic, printer, *, width: float = DISPLAY_WIDTH) -> list[str]:
+    """``rhs`` as rows that continue a chain of equalities (``&= r_1``, ``&\\quad r_2``):
+    the width ``=`` takes is left for it, as :func:`display_rows` leaves it, and a margin
+    for the estimate (a chain's later forms are the long, factored ones)."""
+    lines = LineBreaker(printer).lines(rhs, width - 2.5 - CHAIN_MARGIN)
+    return _rows("&=", lines)
+
+
 def _rows(lead: str, lines: list[Line]) -> list[str]:
     """``lead`` before the first line; each continuation line one ``\\quad`` per level more."""
     rows = [f"{lead} {lines[0].text}"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import unicodedata
 
 import sympy
+from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
 from raosym.derive.expectation import fisher_symbol
@@ -184,6 +185,21 @@ def negated(term: sympy.Expr) -> sympy.Expr:
     return -term
 
 
+def _unevaluated(expr: sympy.Expr) -> bool:
+    """Whether a sum or product was built with ``evaluate=False`` into a form that evaluating
+    it would change."""
+    try:
+        return expr.func(*expr.args) != expr
+    except (TypeError, ValueError):
+        return False
+
+
+def point_latex(spec: FamilySpec) -> str:
+    r"""The point of the manifold: ``\theta``, or ``\vartheta`` when a parameter is theta."""
+    return r"\vartheta" if any(symbol_latex(p.name) == r"\theta"
+                               for p in spec.parameters) else r"\theta"
+
+
 class ProofPrinter(LatexPrinter):
     """``LatexPrinter`` with a family's symbol names and ``\\psi^{(n)}`` for polygamma."""
 
@@ -196,7 +212,49 @@ class ProofPrinter(LatexPrinter):
         # Symbols are matched by name: proof steps may carry symbols with other assumptions.
         self._names_by_name = {symbol.name: text for symbol, text in names.items()}
         self._parameters = sorted((p.name for p in spec.parameters), key=len, reverse=True)
+        #: The point of the manifold (``\theta``, unless a parameter is called theta): the
+        #: subscript of expectations.
+        self.point = point_latex(spec)
         super().__init__({"symbol_names": names})
+
+    def _print_Derivative(self, expr: sympy.Derivative) -> str:
+        r"""``\partial^2 A / \partial\mu \partial\sigma`` for a function the proof names
+        (``A``, ``\eta_1``): its arguments are the coordinates and go without saying."""
+        function = expr.expr
+        if not isinstance(function, AppliedUndef):
+            return super()._print_Derivative(expr)
+        name = self._print(sympy.Symbol(function.func.__name__))
+        order = sum(count for _, count in expr.variable_count)
+        d = r"\partial" if len(function.args) > 1 else r"\mathrm{d}"
+        power = f"^{{{order}}}" if order > 1 else ""
+        below = r" \, ".join(f"{d} {self._print(v)}" + (f"^{{{c}}}" if c > 1 else "")
+                             for v, c in expr.variable_count)
+        return rf"\frac{{{d}{power} {name}}}{{{below}}}"
+
+    def _print_Mul(self, expr: sympy.Mul) -> str:
+        r"""An unevaluated product (a combination the engine built factor by factor) keeps its
+        factors in order, joined by ``\cdot``; any other product prints as SymPy's."""
+        if not _unevaluated(expr):
+            return super()._print_Mul(expr)
+        factors = list(expr.args)
+        sign = ""
+        if factors and factors[0] == -1:
+            sign, factors = "- ", factors[1:]
+        if factors and factors[0].is_Number:
+            # a numeric coefficient (1/2*(nu + 1)) reads best as SymPy sets it: (nu + 1)/2
+            return super()._print_Mul(expr)
+        if len(factors) == 1:
+            text = self._print(factors[0])
+            if isinstance(factors[0], sympy.Add):
+                text = rf"\left({text}\right)"
+            return sign + text
+        texts = []
+        for factor in factors:
+            text = self._print(factor)
+            if isinstance(factor, sympy.Add) or (texts and factor.could_extract_minus_sign()):
+                text = rf"\left({text}\right)"
+            texts.append(text)
+        return sign + r" \cdot ".join(texts)
 
     def _print_Symbol(self, expr: sympy.Symbol, style: str = "plain") -> str:
         if expr.name in self._names_by_name:
@@ -254,9 +312,17 @@ class ProofPrinter(LatexPrinter):
         ``"- "`` with the term negated when that takes a minus sign out (also of an
         unevaluated product ``(-1/theta)*x``, which keeps its factors), else ``"+ "``."""
         parts = []
-        for index, term in enumerate(self._as_ordered_terms(expr)):
-            if index and takes_minus(term):
+        # An unevaluated sum keeps the order the engine gave its terms.
+        # A zero term (an empty base measure, log h = 0) is not printed.
+        terms = ([t for t in expr.args if t != 0] or [sympy.S.Zero]) if _unevaluated(expr) \
+            else self._as_ordered_terms(expr)
+        for index, term in enumerate(terms):
+            if index and takes_minus(term) and not self._print(
+                    negated(term)).lstrip().startswith("-"):
                 parts.append(("- ", negated(term)))
+            elif index and self._print(term).lstrip().startswith("-"):
+                # a term that prints with its own minus sign ((1 - p)*e^y taken for -(p - 1)*e^y)
+                parts.append(("", term))
             else:
                 parts.append(("+ " if index else "", term))
         return parts

@@ -593,10 +593,10 @@ def _tidy(text: str) -> str:
 
 def sentence(latex: str) -> str:
     """A converted text as a sentence: an initial lowercase word capitalized, a full stop
-    at the end."""
+    at the end (unless it ends with a colon: a display follows)."""
     if latex[:1].islower():
         latex = latex[0].upper() + latex[1:]
-    if latex and not latex.rstrip().endswith((".", "?", "!")):
+    if latex and not latex.rstrip().endswith((".", "?", "!", ":")):
         latex = latex.rstrip() + "."
     return latex
 

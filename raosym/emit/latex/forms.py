@@ -1,0 +1,114 @@
+r"""Forms as the literature writes them: the signs of a result's factors chosen positive.
+
+Emit stage, LaTeX backend. Input: a closed result (a Fisher entry) and its family. Output: an
+equal expression in which every factor ``B**e`` (``e`` an integer) whose base is negative on
+the declared domains is written ``(-B)**e`` with the sign taken out, so that
+``-1/(p*(p - 1))`` reads ``1/(p*(1 - p))``, or None when nothing changes. The sign of a base
+is *proved*, not sampled: each parameter is replaced by a parametrization of its domain by a
+free positive symbol (``p = e/(1 + e)`` on ``(0, 1)``, ``lambda = e`` on ``(0, oo)``) and SymPy's
+assumptions must find ``-B`` positive; the two forms are then checked equal by SymPy
+(``cancel`` of their difference is 0), and a result for which either fails is left alone.
+"""
+
+from __future__ import annotations
+
+import sympy
+
+from raosym.spec.model import FamilySpec
+
+
+def _domain_substitution(spec: FamilySpec) -> dict:
+    substitution = {}
+    for parameter in spec.parameters:
+        domain = parameter.domain
+        if domain.integer:
+            continue  # left as it is: a base with it is not proved negative
+        e = sympy.Symbol(f"raosym_e_{parameter.name}", positive=True)
+        if domain.lower.is_finite and domain.upper.is_finite:
+            value = domain.lower + (domain.upper - domain.lower) * e / (1 + e)
+        elif domain.lower.is_finite:
+            value = domain.lower + e
+        elif domain.upper.is_finite:
+            value = domain.upper - e
+        else:
+            continue
+        substitution[parameter.symbol] = value
+    return substitution
+
+
+def negative_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
+    """Whether ``base`` is negative at every point of the declared domains (proved by SymPy's
+    assumptions after the domains are parametrized by positive symbols)."""
+    substitution = _domain_substitution(spec)
+    if not base.free_symbols <= set(substitution):
+        return False
+    return bool(sympy.cancel(-base.subs(substitution)).is_positive)
+
+
+def positive_form(expr: sympy.Expr, spec: FamilySpec) -> tuple[sympy.Expr, list] | None:
+    """``(form, bases)``: ``expr`` with the factors that are negative on the domain written
+    with their sign taken out (see the module docstring), and those negative bases; None when
+    there is none."""
+    if not isinstance(expr, sympy.Mul):
+        return None
+    bases = []
+    sign, factors, changed = 1, [], False
+    for factor in expr.args:
+        base, exponent = factor.as_base_exp()
+        if isinstance(base, sympy.Add) and exponent.is_integer and negative_on_domain(base, spec):
+            sign *= (-1) ** exponent
+            factors.append(sympy.Pow(-base, exponent, evaluate=False)
+                           if exponent != 1 else -base)
+            changed = True
+            bases.append(base)
+        else:
+            factors.append(factor)
+    if not changed:
+        return None
+    coefficient = sign * sympy.Mul(*(f for f in factors if f.is_number))
+    rest = [f for f in factors if not f.is_number]
+    form = (sympy.Mul(coefficient, *rest, evaluate=False) if coefficient != 1
+            else sympy.Mul(*rest, evaluate=False))
+    if sympy.cancel(sympy.together(form.doit() - expr)) != 0:
+        return None
+    return form, bases
+
+
+
+
+
+def collected_form(expr: sympy.Expr) -> tuple[sympy.Expr, list] | None:
+    """``expr`` with the argument of each logarithm of a sum collected by its exponentials,
+    each coefficient factored (``e^a/2 + e^a/(4 alpha - 2)`` -> ``alpha e^a/(2 alpha - 1)``),
+    when that leaves fewer terms, with the identities of the coefficients (``(sum of the
+    old coefficients, factored coefficient, exponential)``); None when nothing changes or SymPy cannot confirm that the
+    collected argument equals the original one (``cancel`` of the difference is 0)."""
+    changed, identities = {}, []
+    for log in sorted(expr.atoms(sympy.log), key=sympy.default_sort_key):
+        argument = log.args[0]
+        if not isinstance(argument, sympy.Add):
+            continue
+        exponentials = sorted(argument.atoms(sympy.exp), key=sympy.default_sort_key)
+        if not exponentials:
+            continue
+        groups: dict = {}
+        for term in argument.args:
+            found = [e for e in exponentials if term.has(e)]
+            if len(found) != 1:
+                groups = {}
+                break
+            groups.setdefault(found[0], []).append(term / found[0])
+        if not groups or len(groups) >= len(argument.args):
+            continue
+        factored = {e: sympy.factor(sympy.together(sympy.Add(*c))) for e, c in groups.items()}
+        collected = sympy.Add(*(sympy.Mul(factored[e], e, evaluate=False) for e in groups),
+                              evaluate=False)
+        if sympy.cancel(sympy.together(collected.doit() - argument)) != 0:
+            return None
+        changed[log] = sympy.log(collected, evaluate=False)
+        identities += [(sympy.Add(*c, evaluate=False), factored[e], e)
+                       for e, c in groups.items() if len(c) > 1]
+    if not changed:
+        return None
+    return expr.xreplace(changed), identities
+__all__ = ["collected_form", "negative_on_domain", "positive_form"]
