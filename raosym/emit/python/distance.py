@@ -77,6 +77,7 @@ class ArrayPrinter(NumPyPrinter):
         return "np." + name[len("numpy."):] if name.startswith("numpy.") else name
 
     _print_polygamma = ScalarPrinter._print_polygamma
+    _print_scaled_besseli = ScalarPrinter._print_scaled_besseli  # SciPy's ive broadcasts
 
     def _print_loggamma(self, expr: sympy.loggamma) -> str:
         return f"scipy.special.gammaln({self._print(expr.args[0])})"
