@@ -799,6 +799,48 @@ def test_a_kill_in_the_write_phase_leaves_the_old_or_the_new_tree(tmp_path, poin
     assert [p.name for p in tmp_path.iterdir()] == ["generated"]  # no staging folder left
 
 
+SLOW_WRITE_SCRIPT = """
+import sys, time
+from pathlib import Path
+from raosym.emit import write
+output = Path(sys.argv[1])
+def pause(name):
+    if name == "built":  # the new tree is complete in .generated.raosym-new, not swapped yet
+        (output.parent / "BUILT").touch()
+        time.sleep(3)
+write._checkpoint = pause
+files = {"python/aaa.py": "new a\\n", "python/bbb.py": "new b\\n", "latex/aaa.tex": "new\\n"}
+write.write_tree(output, write.TreePlan(files, stale=("python/zzz.py",)))
+"""
+
+
+def test_a_run_starting_during_another_s_swap_waits_for_it(tmp_path):
+    """Issue 14, item 3: every run starts with recover(), which deletes staging folders; one
+    started while another run had built its new tree but not yet swapped it deleted that
+    tree under it (the writer then failed, or swapped in what was left). It must wait."""
+    output = tmp_path / "generated"
+    old_tree(output)
+    writer = subprocess.Popen([sys.executable, "-c", SLOW_WRITE_SCRIPT, str(output)],
+                              cwd=REPOSITORY, env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "BUILT").exists():
+            assert writer.poll() is None and time.monotonic() < deadline, writer.stderr.read()
+            time.sleep(0.05)
+        from raosym.emit import write
+
+        write.recover(output)  # what a second `raosym generate` does first
+        after_recover = snapshot(output)  # recover returned only once the swap was done
+    finally:
+        _, error = writer.communicate(timeout=60)
+    assert writer.returncode == 0, error
+    assert after_recover == snapshot(output) == {"python/aaa.py": b"new a\n", "python/bbb.py": b"new b\n",
+                                "latex/aaa.tex": b"new\n",
+                                "latex/appendix.pdf": b"a compiled file raosym does not manage\n"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["BUILT", "generated"]
+
+
 def test_stale_staging_folders_of_old_versions_are_removed(tmp_path):
     from raosym.emit import write
 
