@@ -348,6 +348,52 @@ def test_derivation_over_its_time_budget(tmp_path):
     assert "raise it with RAOSYM_BUDGET=SECONDS" in error
 
 
+#: (family, the budgeted SymPy call made to run out): every kind of budgeted call the
+#: catalog makes, in the cheapest family that makes it (SymPy's integrate in the Fisher
+#: ladder, which the catalog never reaches, is test_derivation_over_its_time_budget's).
+BUDGETED_CALLS = [
+    ("exponential", "simplify"),  # a proof step: simplify or else exact rational points
+    ("exponential", "the antiderivative of"),  # the Rao distance's recognizers
+    ("laplace_location", "summation of the Dirichlet series"),  # a closer of the ladder
+    ("laplace_location", "the Rényi integral"),  # the privacy accounting
+    ("cauchy", "integrate the Beta kernel"),  # the Beta closer
+]
+
+
+@pytest.mark.parametrize("name, call", BUDGETED_CALLS)
+def test_a_budget_that_runs_out_fails_the_family(monkeypatch, name, call):
+    """Issue 14, item 5b: a budget that runs out is an error that says so, wherever it runs
+    out. Before, it chose the route: the Beta and series closers declined (SymPy's integrate
+    was tried next), a distance recognizer declined (another recognizer, or the numeric
+    geodesic), a simplify that ran out proved the step by exact points instead, and a Rényi
+    integral that ran out left the accounting "unavailable" while generate exited 0 -- so a
+    loaded machine committed other files than a fast one."""
+    import sys as system
+
+    from raosym import pipeline
+    from raosym.derive import budget
+
+    real = budget.run_with_budget
+    made = []
+
+    def running_out(function, *args, seconds=None, what=""):
+        if what.startswith(call):  # the real budget, too short for anything SymPy does
+            made.append(what)
+            return real(function, *args, seconds=1e-6, what=what)
+        return real(function, *args, seconds=seconds, what=what)
+
+    for module in ("fisher", "closers", "integrals", "distance", "divergence"):
+        monkeypatch.setattr(system.modules[f"raosym.derive.{module}"], "run_with_budget",
+                            running_out)
+    monkeypatch.setattr(system.modules["raosym.derive.closers"], "_kernel_cache", [])
+    with pytest.raises(budget.BudgetExceeded) as raised:
+        pipeline.run_family(REPOSITORY / "derivations" / f"{name}.toml")
+    assert made, f"{name} made no budgeted call starting with {call!r}"
+    message = str(raised.value)
+    assert f"{call}" in message and "did not finish within its budget of 1e-06 s" in message
+    assert "raise it with RAOSYM_BUDGET=SECONDS" in message
+
+
 def processes_mentioning(text: str) -> list[str]:
     """Command lines of the running processes that contain ``text`` (Linux /proc)."""
     found = []

@@ -15,7 +15,9 @@ kernels, and either returns the exact value of ``Integral(g, (t, 0, oo))`` toget
   Dirichlet series to zeta / Dirichlet-eta values.
 
 Every ``integrate``/``summation`` call runs under :func:`~raosym.derive.budget.run_with_budget`.
-A closer that runs out of budget, or meets an expression it cannot analyse, declines too.
+A closer that meets an expression it cannot analyse declines too; one whose SymPy call runs
+out of budget raises :class:`~raosym.derive.budget.BudgetExceeded` (never a decline: a clock
+must not choose the route).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from functools import reduce
 import sympy
 from sympy.polys.polyerrors import CoercionFailed, PolynomialError
 
-from raosym.derive.budget import run_with_budget
+from raosym.derive.budget import BudgetExceeded, run_with_budget
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
 
@@ -36,7 +38,8 @@ SERIES_STRATEGY = "exponential_series"
 
 Closed = tuple[sympy.Expr, tuple[ProofStep, ...]]
 
-# Errors that only mean "this expression is not of my shape" (or the budget ran out).
+# Errors that only mean "this expression is not of my shape". BudgetExceeded (a
+# DerivationError) is re-raised before them: running out of time is not a decline.
 _DECLINE = (PolynomialError, CoercionFailed, NotImplementedError, DerivationError)
 
 # Heads that mark a result SymPy did not really close.
@@ -123,6 +126,8 @@ def close_by_beta_substitution(
         if shape is None:
             return None
         closed = _close_beta(positive_integrand, positive, shape, budget)
+    except BudgetExceeded:
+        raise
     except _DECLINE:
         return None
     return _in_variable(closed, positive, t)
@@ -429,6 +434,8 @@ def close_by_exponential_series(
         if shape is None:
             return None
         closed = _close_series(positive_integrand, positive, shape, budget)
+    except BudgetExceeded:
+        raise
     except _DECLINE:
         return None
     return _in_variable(closed, positive, t)

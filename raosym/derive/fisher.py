@@ -267,7 +267,7 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
             closed = rung(spec, integrand, budget=budget)
         except BudgetExceeded as error:
             # An error, not the next rung: where a budget runs out must not decide the route.
-            raise DerivationError(
+            raise BudgetExceeded(
                 f"{spec.path}: could not close the Fisher entry {name}: {error}") from None
         except DerivationError:
             continue  # the next rung, or in the end the numeric path

@@ -265,6 +265,8 @@ def _close_by_euler_integrals(integrand, variable, lower, upper, *, budget) -> C
         step, substituted, u = mapped
         try:
             inner = close_integral(substituted, u, sympy.S.Zero, sympy.oo, budget=budget)
+        except BudgetExceeded:
+            raise  # an error, not a decline (a clock never picks the route)
         except DerivationError:
             return None
         return ClosedIntegral(inner.value, (step, *inner.steps), inner.conditions)
