@@ -782,6 +782,61 @@ def test_planted_cache_entries_run_nothing_and_are_rebuilt(tmp_path, monkeypatch
     assert oct((tmp_path / "secret" / "cache-key").stat().st_mode & 0o777) == "0o600"
 
 
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # a regression must not OOM
+
+
+@pytest.mark.parametrize("planted", ["a FIFO", "a link to /dev/zero", "a link to a file",
+                                     "a file over the size limit", "the folder a link"])
+def test_planted_special_files_in_the_cache_are_not_read(tmp_path, monkeypatch, planted):
+    """Issue 14, item 2: the entry's path is predictable, so what sits there may be anything.
+    A FIFO hung `raosym generate` forever (and `/dev/zero` would be read without end); a
+    `.raosym-cache` shipped as a link made the cache read and write where it points."""
+    from raosym import cache as cache_module
+    from raosym.cache import DerivationCache
+
+    derivation_file, _ = exponential_cache(tmp_path)
+    secret = tmp_path / "secret" / "cache-key"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = tmp_path / ".raosym-cache"
+    environment = {"RAOSYM_DERIVATIONS": str(derivation_file.parent),
+                   "RAOSYM_CACHE_KEY": str(secret), "RAOSYM_CACHE": ""}
+    if planted == "the folder a link":
+        folder.symlink_to(elsewhere, target_is_directory=True)
+    else:
+        folder.mkdir()
+        entry = folder / f"{cache_module.cache_key(derivation_file)}.pickle"
+        if planted == "a FIFO":
+            os.mkfifo(entry)
+        elif planted == "a link to /dev/zero":
+            entry.symlink_to("/dev/zero")
+        elif planted == "a link to a file":
+            (elsewhere / "entry").write_bytes(cache_module.MAGIC + b"x\n")
+            entry.symlink_to(elsewhere / "entry")
+        else:
+            with open(entry, "wb") as file:
+                file.write(cache_module.MAGIC)
+                file.truncate(cache_module.MAX_ENTRY_BYTES + 1)
+    result = run_raosym("generate", "--output", str(tmp_path / "generated"), "--quiet",
+                        cwd=tmp_path, environment=environment, timeout=300,
+                        preexec_fn=_limit_memory)
+    assert result.returncode == 0, result.stderr
+    assert "def fisher_information" in (tmp_path / "generated/python/exponential.py").read_text()
+    if planted == "the folder a link":
+        assert sorted(elsewhere.iterdir()) == []  # nothing read or written through the link
+        assert DerivationCache(Path(".raosym-cache")).folder == Path(".raosym-cache")
+    else:
+        assert sorted(elsewhere.iterdir()) in ([], [elsewhere / "entry"])
+        if planted == "a link to a file":
+            assert (elsewhere / "entry").read_bytes() == cache_module.MAGIC + b"x\n"
+        # The family was derived again and its entry rewritten as a plain file.
+        monkeypatch.setenv("RAOSYM_CACHE_KEY", str(secret))
+        assert DerivationCache(folder).lookup(derivation_file).reason == "hit"
+
+
 def test_a_cache_key_inside_the_cache_folder_is_not_used(tmp_path, monkeypatch):
     derivation_file, store = exponential_cache(tmp_path)
     monkeypatch.setenv("RAOSYM_CACHE_KEY", str(store.folder / "cache-key"))
