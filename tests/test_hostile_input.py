@@ -957,6 +957,23 @@ def test_stale_staging_folders_of_old_versions_are_removed(tmp_path):
     assert ".*.raosym-new/" in gitignore and ".*.raosym-old/" in gitignore
 
 
+def test_planted_staging_links_are_removed_not_followed(tmp_path):
+    """Staging names are predictable: links planted there (by an archive, say) must not make
+    the output a link to another folder, nor delete what they point to."""
+    from raosym.emit import write
+
+    victim = tmp_path / "victim"
+    (victim / "python").mkdir(parents=True)
+    (victim / "python" / "keep.py").write_text("mine\n")
+    output = tmp_path / "generated"  # missing: as after a kill between the two renames
+    (tmp_path / ".generated.raosym-old").symlink_to(victim, target_is_directory=True)
+    (tmp_path / ".generated.raosym-new").symlink_to(victim, target_is_directory=True)
+    write.write_tree(output, write.TreePlan({"python/aaa.py": "new a\n"}, stale=()))
+    assert not output.is_symlink() and snapshot(output) == {"python/aaa.py": b"new a\n"}
+    assert snapshot(victim) == {"python/keep.py": b"mine\n"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "victim"]
+
+
 def test_killing_the_parent_ends_its_workers(tmp_path):
     """Issue 14, item 4: kill -9 of `raosym generate` alone (not its process group): no
     worker or budgeted SymPy child outlives it, and a caller reading its stdout (as

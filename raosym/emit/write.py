@@ -166,12 +166,15 @@ def recover(output: Path) -> None:
 def _recover(output: Path) -> None:
     """:func:`recover`, with the lock already held."""
     old, new = _staging(output, "old"), _staging(output, "new")
+    for staging in (old, new):
+        if staging.is_symlink():  # raosym never makes one: planted, and never followed
+            staging.unlink()
     if not output.exists() and old.is_dir():
         os.rename(old, output)  # killed between the two renames: the old tree comes back
     _remove_tree(new)
     _remove_tree(old)
     for legacy in output.parent.glob(f".{output.name}-*"):
-        if legacy.is_dir() and re.fullmatch(rf"\.{re.escape(output.name)}-[a-z0-9_]{{8}}",
+        if legacy.is_dir() and not legacy.is_symlink() and re.fullmatch(rf"\.{re.escape(output.name)}-[a-z0-9_]{{8}}",
                                             legacy.name):
             _remove_tree(legacy)
 
