@@ -1012,6 +1012,52 @@ def test_killing_the_parent_ends_its_workers(tmp_path):
             pass
 
 
+GATE_SCRIPT = """
+from raosym.emit import gate
+# A module whose import takes ten minutes: the gate's interpreter is busy when we are killed.
+gate._run("slow", "import time\\ntime.sleep(600)\\n", [])
+"""
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def test_killing_the_parent_during_the_gate_ends_the_gate_s_interpreter():
+    """Issue 14, item 4: the emitted-code gate's interpreter (and pdflatex, started the same
+    way) is a child too; after a kill -9 of raosym it went on running on its own."""
+    process = subprocess.Popen([sys.executable, "-c", GATE_SCRIPT], cwd=REPOSITORY,
+                               env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
+    try:
+        deadline = time.monotonic() + 120
+        while not (runners := children_of(process.pid)):
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.5)  # the runner is past its start-up, importing the module
+        process.kill()
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{pid}").exists() for pid in runners) and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        alive = [pid for pid in runners if Path(f"/proc/{pid}").exists()]
+        for pid in alive:
+            os.kill(pid, signal.SIGKILL)
+        assert alive == [], "the gate's interpreter outlived the process that started it"
+    finally:
+        if process.poll() is None:
+            process.kill()
+
+
 def test_output_does_not_depend_on_where_families_are_derived(tmp_path):
     """Issue 14, item 5a: --jobs 1 (in this process), --jobs 2 (forked workers) and one
     family alone give the same bytes, which are the committed ones."""
