@@ -88,6 +88,8 @@ ROW_TESTS = {
     "a file over 1 MB": "test_a_huge_file_is_refused_before_it_is_read",
     "a constant named like a name of the generated module":
         "test_names_the_generated_code_needs_are_refused_at_spec_time",
+    "a parameter named like a coordinate at a point of the distance (`mu_1` beside `mu`)":
+        "test_a_parameter_named_like_a_coordinate_at_a_distance_point",
     "a mechanism parameter named `alpha`, `theta`, `a` or `sensitivity`":
         "test_names_the_generated_code_needs_are_refused_at_spec_time",
     "a family that is not in `derivations/`": "test_family_not_in_the_folder",
@@ -1165,6 +1167,53 @@ def test_names_the_generated_code_needs_are_refused_at_spec_time(tmp_path, capsy
     status, error = derive(path, capsys)
     assert status == 2, error
     assert f"{path}:8: key '{table}.{name}': {message}" in error
+
+
+def test_a_parameter_named_like_a_coordinate_at_a_distance_point(tmp_path, capsys):
+    """A constant `mu_1` beside a coordinate `mu`: the engine's name for mu at the first point
+    of the Rao distance. It ended in a SyntaxError traceback (duplicate argument 'mu_1' in
+    lambdify) after 5 s of verification; now it is refused at spec time."""
+    path = family(tmp_path, "clash", """\
+        name = "clash"
+        variable = "x"
+        support = "real"
+        density = "exp(-(x - mu)**2/(2*sigma**2*mu_1**2)) / sqrt(2*pi*sigma**2*mu_1**2)"
+        [coordinates]
+        mu = "real"
+        sigma = "positive"
+        [constants]
+        mu_1 = "positive"
+        """)
+    status, error = derive(path, capsys)
+    assert status == 2 and "Traceback" not in error
+    assert f"{path}:9: key 'constants.mu_1': 'mu_1' is the name raosym gives the coordinate " \
+           "'mu' at the first of the two points of the Rao distance; rename the parameter" in error
+
+
+def test_a_constant_named_like_an_integration_variable(tmp_path):
+    """A Laplace family shifted by a constant `t`: the location-scale reduction integrates
+    over its own t, which was the constant's symbol itself; the Fisher matrix came out
+    singular and derive ended in a NonInvertibleMatrixError traceback. The Fisher information
+    of the Laplace family in (mu, b) is diag(1/b^2, 1/b^2) whatever the fixed shift."""
+    name = "t"
+    import sympy
+
+    from raosym import pipeline
+
+    path = family(tmp_path, "shifted", f"""\
+        name = "shifted"
+        variable = "x"
+        support = "real"
+        density = "exp(-Abs(x - mu - {name})/b) / (2*b)"
+        [coordinates]
+        mu = "real"
+        b = "positive"
+        [constants]
+        {name} = "real"
+        """)
+    derivation = pipeline.derive(path)
+    b = sympy.Symbol("b", positive=True)
+    assert sympy.simplify(derivation.fisher - sympy.diag(1 / b**2, 1 / b**2)) == sympy.zeros(2)
 
 
 def test_a_scale_declared_real(tmp_path, capsys):

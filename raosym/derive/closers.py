@@ -62,7 +62,7 @@ def _on_half_line(integrand: sympy.Expr, t: sympy.Symbol) -> tuple[sympy.Expr, s
     return integrand.xreplace({t: positive}), positive
 
 
-def _fresh(name: str, *exprs: sympy.Basic, **assumptions) -> sympy.Symbol:
+def fresh_symbol(name: str, *exprs: sympy.Basic, **assumptions) -> sympy.Symbol:
     """A symbol called ``name`` (or ``name_1``, ...) that clashes with no symbol in ``exprs``:
     the constants may contain a user symbol of the same name."""
     taken = {symbol.name for expr in exprs for symbol in expr.free_symbols}
@@ -269,7 +269,7 @@ def _multiply_terms(left: dict, right: dict) -> dict:
 
 def _close_beta(integrand, t, shape: _BetaShape, budget) -> Closed | None:
     c = shape.c
-    w = _fresh("w", integrand, positive=True)
+    w = fresh_symbol("w", integrand, positive=True)
     normal_form = sympy.Add(*(K * t**k * (c + t**2) ** E for K, k, E in shape.terms))
     # t**k (c + t**2)**E dt = c**((k+1)/2 + E)/2 * w**(a - 1) (1 - w)**(b - 1) dw, with
     # a = (k + 1)/2 and b = -E - (k + 1)/2.
@@ -455,7 +455,7 @@ def _common_rate(integrand, t) -> sympy.Expr | None:
 
 
 def _rescaled_series(integrand, t, rate, caller, budget) -> Closed | None:
-    u = _fresh("u", integrand, positive=True)
+    u = fresh_symbol("u", integrand, positive=True)
     rescaled = sympy.powsimp(integrand.xreplace({t: u / rate}) / rate)
     closed = close_by_exponential_series(rescaled, u, budget=budget)
     if closed is None:
@@ -490,7 +490,7 @@ def _exponential_shape(integrand, t) -> _SeriesShape | None:
         slopes[exponential] = (slope, rest)
     # p = exp(-t/L) makes every exponential an integer power of p.
     lcm = reduce(sympy.ilcm, (slope.q for slope, _ in slopes.values()), 1)
-    p = _fresh("p", rewritten, positive=True)
+    p = fresh_symbol("p", rewritten, positive=True)
     in_p = rewritten.xreplace(
         {e: sympy.exp(rest) * p ** (-slope * lcm) for e, (slope, rest) in slopes.items()}
     )
@@ -508,7 +508,7 @@ def _exponential_shape(integrand, t) -> _SeriesShape | None:
     step = reduce(sympy.igcd, degrees, 0)
     if step == 0:
         return None
-    q = _fresh("q", rewritten, positive=True)
+    q = fresh_symbol("q", rewritten, positive=True)
     denominator_q = sympy.Add(
         *(coeff * q ** (j // step) for (j,), coeff in denominator_poly.terms())
     )
@@ -562,7 +562,7 @@ class _DirichletForm:
 
 
 def _close_series(integrand, t, shape: _SeriesShape, budget) -> Closed | None:
-    n = _fresh("n", integrand, integer=True, positive=True)
+    n = fresh_symbol("n", integrand, integer=True, positive=True)
     form = _dirichlet_form(shape, t, n)
     if form is None:
         return None

@@ -44,6 +44,7 @@ from raosym.derive.integrals import tidy
 from raosym.derive.steps import Geometry, ProofStep, RaoDistance
 from raosym.errors import DerivationError
 from raosym.spec.model import Domain, FamilySpec
+from raosym.spec.names import point_name
 
 NUMERIC_ONLY = "numeric only"
 #: Digits to which the stable and textbook forms must agree at exact rational points.
@@ -76,7 +77,7 @@ class _Problem:
 def point_symbols(spec: FamilySpec) -> tuple[tuple[sympy.Symbol, ...], tuple[sympy.Symbol, ...]]:
     """``(mu_1, sigma_1), (mu_2, sigma_2)``: the coordinates of two points, same assumptions."""
     def suffixed(suffix):
-        return tuple(sympy.Symbol(f"{p.name}_{suffix}", **p.domain.symbol_assumptions())
+        return tuple(sympy.Symbol(point_name(p.name, suffix), **p.domain.symbol_assumptions())
                      for p in spec.coordinates)
 
     return suffixed(1), suffixed(2)

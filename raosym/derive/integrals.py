@@ -180,7 +180,7 @@ def _split_at_kinks(integral: sympy.Integral, points, *, budget) -> ClosedIntegr
     """Split the range at the kinks; on each piece every Abs and sign has a fixed branch."""
     integrand, (variable, lower, upper) = integral.function, integral.limits[0]
     bounds = [lower, *points, upper]
-    offset = sympy.Symbol("u", positive=True)
+    offset = closers.fresh_symbol("u", integrand, positive=True)  # a constant may be called u
     pieces, closed_pieces = [], []
     for left, right in zip(bounds, bounds[1:]):
         # Parametrize each piece from its finite end so that the branch is fixed by u > 0.
