@@ -25,6 +25,13 @@ and the entry rewritten. Without a usable secret (it cannot be created, or other
 write it) the cache is not used at all. Entries are written to a temporary file and renamed,
 so an interrupted run never leaves half an entry.
 
+An entry is read only if it is a regular file of at most :data:`MAX_ENTRY_BYTES` and not a
+symbolic link (opened with ``O_NOFOLLOW | O_NONBLOCK``, checked with ``fstat`` before any
+read): a FIFO planted under a predictable key hung ``generate`` forever, and a link to
+``/dev/zero`` would have read without end. A default folder (``.raosym-cache`` in the current
+folder, which a repository can ship) that is itself a symbolic link is not used at all: the
+cache would read and write wherever the link points.
+
 Rendered files are cached too (``KEY.render``, JSON in the same authenticated envelope), keyed
 by the entry's key and the *emit version* (a sha256 of ``raosym/emit``: printers, backends and
 templates): with nothing changed, ``raosym generate`` neither derives nor renders; after a
@@ -39,6 +46,7 @@ project root, where raosym is run); ``--no-cache`` bypasses it.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import functools
 import hashlib
 import hmac
@@ -63,6 +71,8 @@ MAGIC = b"raosym-cache 2\n"
 #: Bytes of the HMAC secret.
 SECRET_BYTES = 32
 DEFAULT_FOLDER = ".raosym-cache"
+#: The largest entry read (the catalog's are below 100 kB).
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
 
 
 @functools.lru_cache(maxsize=1)
@@ -175,6 +185,8 @@ class DerivationCache:
 
     @functools.cached_property
     def secret(self) -> bytes | None:
+        if self.folder == Path(DEFAULT_FOLDER) and self.folder.is_symlink():
+            return None  # a link shipped as .raosym-cache: see the module docstring
         return load_secret(self.folder)
 
     def entry_path(self, key: str) -> Path:
@@ -185,11 +197,15 @@ class DerivationCache:
         path = Path(derivation_file)
         key = cache_key(path)
         if self.secret is None:
+            if self.folder == Path(DEFAULT_FOLDER) and self.folder.is_symlink():
+                return Lookup(None, f"disabled ({self.folder} is a symbolic link)")
             return Lookup(None, f"disabled (no private cache key at {secret_path()})")
         try:
-            blob = self.entry_path(key).read_bytes()
+            blob = _read_entry(self.entry_path(key))
         except FileNotFoundError:
             return Lookup(None, "absent")
+        except _NotAnEntry as error:
+            return Lookup(None, f"foreign ({error})")
         except OSError as error:
             return Lookup(None, f"unreadable ({error.strerror or error})")
         verified, reason = _decode(blob, key, self.secret)
@@ -239,8 +255,8 @@ class DerivationCache:
             return None
         key = render_key(derivation_file)
         try:
-            blob = (self.folder / f"{key}.render").read_bytes()
-        except OSError:
+            blob = _read_entry(self.folder / f"{key}.render")
+        except (OSError, _NotAnEntry):
             return None
         payload, _ = _payload(blob, b"render", key, self.secret)
         if payload is None:
@@ -261,6 +277,29 @@ class DerivationCache:
         key = render_key(derivation_file)
         payload = json.dumps(files, sort_keys=True).encode("utf-8")
         return self._write(self.folder / f"{key}.render", b"render", key, payload)
+
+
+class _NotAnEntry(Exception):
+    """The file at an entry's path is not something raosym wrote (see :func:`_read_entry`)."""
+
+
+def _read_entry(path: Path) -> bytes:
+    """The bytes of the regular file at ``path``; :class:`_NotAnEntry` for a symbolic link, a
+    FIFO, a device or a file over :data:`MAX_ENTRY_BYTES`, without reading from it."""
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        descriptor = os.open(path, flags)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _NotAnEntry("a symbolic link, not a regular file") from None
+        raise
+    with os.fdopen(descriptor, "rb") as file:
+        status = os.fstat(file.fileno())
+        if not stat.S_ISREG(status.st_mode):
+            raise _NotAnEntry("not a regular file")
+        if status.st_size > MAX_ENTRY_BYTES:
+            raise _NotAnEntry(f"{status.st_size} bytes, more than any entry")
+        return file.read(MAX_ENTRY_BYTES + 1)
 
 
 def _mac(secret: bytes, kind: bytes, key: str, payload: bytes) -> bytes:

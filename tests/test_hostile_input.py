@@ -88,6 +88,8 @@ ROW_TESTS = {
     "a file over 1 MB": "test_a_huge_file_is_refused_before_it_is_read",
     "a constant named like a name of the generated module":
         "test_names_the_generated_code_needs_are_refused_at_spec_time",
+    "a parameter named like a coordinate at a point of the distance (`mu_1` beside `mu`)":
+        "test_a_parameter_named_like_a_coordinate_at_a_distance_point",
     "a mechanism parameter named `alpha`, `theta`, `a` or `sensitivity`":
         "test_names_the_generated_code_needs_are_refused_at_spec_time",
     "a family that is not in `derivations/`": "test_family_not_in_the_folder",
@@ -346,6 +348,52 @@ def test_derivation_over_its_time_budget(tmp_path):
     assert "linear.toml" in error and "could not close the Fisher entry g_" in error
     assert "did not finish within its budget of 0.02 s" in error
     assert "raise it with RAOSYM_BUDGET=SECONDS" in error
+
+
+#: (family, the budgeted SymPy call made to run out): every kind of budgeted call the
+#: catalog makes, in the cheapest family that makes it (SymPy's integrate in the Fisher
+#: ladder, which the catalog never reaches, is test_derivation_over_its_time_budget's).
+BUDGETED_CALLS = [
+    ("exponential", "simplify"),  # a proof step: simplify or else exact rational points
+    ("exponential", "the antiderivative of"),  # the Rao distance's recognizers
+    ("laplace_location", "summation of the Dirichlet series"),  # a closer of the ladder
+    ("laplace_location", "the Rényi integral"),  # the privacy accounting
+    ("cauchy", "integrate the Beta kernel"),  # the Beta closer
+]
+
+
+@pytest.mark.parametrize("name, call", BUDGETED_CALLS)
+def test_a_budget_that_runs_out_fails_the_family(monkeypatch, name, call):
+    """Issue 14, item 5b: a budget that runs out is an error that says so, wherever it runs
+    out. Before, it chose the route: the Beta and series closers declined (SymPy's integrate
+    was tried next), a distance recognizer declined (another recognizer, or the numeric
+    geodesic), a simplify that ran out proved the step by exact points instead, and a Rényi
+    integral that ran out left the accounting "unavailable" while generate exited 0 -- so a
+    loaded machine committed other files than a fast one."""
+    import sys as system
+
+    from raosym import pipeline
+    from raosym.derive import budget
+
+    real = budget.run_with_budget
+    made = []
+
+    def running_out(function, *args, seconds=None, what=""):
+        if what.startswith(call):  # the real budget, too short for anything SymPy does
+            made.append(what)
+            return real(function, *args, seconds=1e-6, what=what)
+        return real(function, *args, seconds=seconds, what=what)
+
+    for module in ("fisher", "closers", "integrals", "distance", "divergence"):
+        monkeypatch.setattr(system.modules[f"raosym.derive.{module}"], "run_with_budget",
+                            running_out)
+    monkeypatch.setattr(system.modules["raosym.derive.closers"], "_kernel_cache", [])
+    with pytest.raises(budget.BudgetExceeded) as raised:
+        pipeline.run_family(REPOSITORY / "derivations" / f"{name}.toml")
+    assert made, f"{name} made no budgeted call starting with {call!r}"
+    message = str(raised.value)
+    assert f"{call}" in message and "did not finish within its budget of 1e-06 s" in message
+    assert "raise it with RAOSYM_BUDGET=SECONDS" in message
 
 
 def processes_mentioning(text: str) -> list[str]:
@@ -736,6 +784,61 @@ def test_planted_cache_entries_run_nothing_and_are_rebuilt(tmp_path, monkeypatch
     assert oct((tmp_path / "secret" / "cache-key").stat().st_mode & 0o777) == "0o600"
 
 
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))  # a regression must not OOM
+
+
+@pytest.mark.parametrize("planted", ["a FIFO", "a link to /dev/zero", "a link to a file",
+                                     "a file over the size limit", "the folder a link"])
+def test_planted_special_files_in_the_cache_are_not_read(tmp_path, monkeypatch, planted):
+    """Issue 14, item 2: the entry's path is predictable, so what sits there may be anything.
+    A FIFO hung `raosym generate` forever (and `/dev/zero` would be read without end); a
+    `.raosym-cache` shipped as a link made the cache read and write where it points."""
+    from raosym import cache as cache_module
+    from raosym.cache import DerivationCache
+
+    derivation_file, _ = exponential_cache(tmp_path)
+    secret = tmp_path / "secret" / "cache-key"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    folder = tmp_path / ".raosym-cache"
+    environment = {"RAOSYM_DERIVATIONS": str(derivation_file.parent),
+                   "RAOSYM_CACHE_KEY": str(secret), "RAOSYM_CACHE": ""}
+    if planted == "the folder a link":
+        folder.symlink_to(elsewhere, target_is_directory=True)
+    else:
+        folder.mkdir()
+        entry = folder / f"{cache_module.cache_key(derivation_file)}.pickle"
+        if planted == "a FIFO":
+            os.mkfifo(entry)
+        elif planted == "a link to /dev/zero":
+            entry.symlink_to("/dev/zero")
+        elif planted == "a link to a file":
+            (elsewhere / "entry").write_bytes(cache_module.MAGIC + b"x\n")
+            entry.symlink_to(elsewhere / "entry")
+        else:
+            with open(entry, "wb") as file:
+                file.write(cache_module.MAGIC)
+                file.truncate(cache_module.MAX_ENTRY_BYTES + 1)
+    result = run_raosym("generate", "--output", str(tmp_path / "generated"), "--quiet",
+                        cwd=tmp_path, environment=environment, timeout=300,
+                        preexec_fn=_limit_memory)
+    assert result.returncode == 0, result.stderr
+    assert "def fisher_information" in (tmp_path / "generated/python/exponential.py").read_text()
+    if planted == "the folder a link":
+        assert sorted(elsewhere.iterdir()) == []  # nothing read or written through the link
+        assert DerivationCache(Path(".raosym-cache")).folder == Path(".raosym-cache")
+    else:
+        assert sorted(elsewhere.iterdir()) in ([], [elsewhere / "entry"])
+        if planted == "a link to a file":
+            assert (elsewhere / "entry").read_bytes() == cache_module.MAGIC + b"x\n"
+        # The family was derived again and its entry rewritten as a plain file.
+        monkeypatch.setenv("RAOSYM_CACHE_KEY", str(secret))
+        assert DerivationCache(folder).lookup(derivation_file).reason == "hit"
+
+
 def test_a_cache_key_inside_the_cache_folder_is_not_used(tmp_path, monkeypatch):
     derivation_file, store = exponential_cache(tmp_path)
     monkeypatch.setenv("RAOSYM_CACHE_KEY", str(store.folder / "cache-key"))
@@ -799,6 +902,48 @@ def test_a_kill_in_the_write_phase_leaves_the_old_or_the_new_tree(tmp_path, poin
     assert [p.name for p in tmp_path.iterdir()] == ["generated"]  # no staging folder left
 
 
+SLOW_WRITE_SCRIPT = """
+import sys, time
+from pathlib import Path
+from raosym.emit import write
+output = Path(sys.argv[1])
+def pause(name):
+    if name == "built":  # the new tree is complete in .generated.raosym-new, not swapped yet
+        (output.parent / "BUILT").touch()
+        time.sleep(3)
+write._checkpoint = pause
+files = {"python/aaa.py": "new a\\n", "python/bbb.py": "new b\\n", "latex/aaa.tex": "new\\n"}
+write.write_tree(output, write.TreePlan(files, stale=("python/zzz.py",)))
+"""
+
+
+def test_a_run_starting_during_another_s_swap_waits_for_it(tmp_path):
+    """Issue 14, item 3: every run starts with recover(), which deletes staging folders; one
+    started while another run had built its new tree but not yet swapped it deleted that
+    tree under it (the writer then failed, or swapped in what was left). It must wait."""
+    output = tmp_path / "generated"
+    old_tree(output)
+    writer = subprocess.Popen([sys.executable, "-c", SLOW_WRITE_SCRIPT, str(output)],
+                              cwd=REPOSITORY, env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "BUILT").exists():
+            assert writer.poll() is None and time.monotonic() < deadline, writer.stderr.read()
+            time.sleep(0.05)
+        from raosym.emit import write
+
+        write.recover(output)  # what a second `raosym generate` does first
+        after_recover = snapshot(output)  # recover returned only once the swap was done
+    finally:
+        _, error = writer.communicate(timeout=60)
+    assert writer.returncode == 0, error
+    assert after_recover == snapshot(output) == {"python/aaa.py": b"new a\n", "python/bbb.py": b"new b\n",
+                                "latex/aaa.tex": b"new\n",
+                                "latex/appendix.pdf": b"a compiled file raosym does not manage\n"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["BUILT", "generated"]
+
+
 def test_stale_staging_folders_of_old_versions_are_removed(tmp_path):
     from raosym.emit import write
 
@@ -812,6 +957,23 @@ def test_stale_staging_folders_of_old_versions_are_removed(tmp_path):
     assert not stale.exists() and keep.is_dir()
     gitignore = (REPOSITORY / ".gitignore").read_text()
     assert ".*.raosym-new/" in gitignore and ".*.raosym-old/" in gitignore
+
+
+def test_planted_staging_links_are_removed_not_followed(tmp_path):
+    """Staging names are predictable: links planted there (by an archive, say) must not make
+    the output a link to another folder, nor delete what they point to."""
+    from raosym.emit import write
+
+    victim = tmp_path / "victim"
+    (victim / "python").mkdir(parents=True)
+    (victim / "python" / "keep.py").write_text("mine\n")
+    output = tmp_path / "generated"  # missing: as after a kill between the two renames
+    (tmp_path / ".generated.raosym-old").symlink_to(victim, target_is_directory=True)
+    (tmp_path / ".generated.raosym-new").symlink_to(victim, target_is_directory=True)
+    write.write_tree(output, write.TreePlan({"python/aaa.py": "new a\n"}, stale=()))
+    assert not output.is_symlink() and snapshot(output) == {"python/aaa.py": b"new a\n"}
+    assert snapshot(victim) == {"python/keep.py": b"mine\n"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["generated", "victim"]
 
 
 def test_killing_the_parent_ends_its_workers(tmp_path):
@@ -850,6 +1012,52 @@ def test_killing_the_parent_ends_its_workers(tmp_path):
             os.killpg(process.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
+
+
+GATE_SCRIPT = """
+from raosym.emit import gate
+# A module whose import takes ten minutes: the gate's interpreter is busy when we are killed.
+gate._run("slow", "import time\\ntime.sleep(600)\\n", [])
+"""
+
+
+def children_of(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (Linux /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(entry.name))
+    return found
+
+
+def test_killing_the_parent_during_the_gate_ends_the_gate_s_interpreter():
+    """Issue 14, item 4: the emitted-code gate's interpreter (and pdflatex, started the same
+    way) is a child too; after a kill -9 of raosym it went on running on its own."""
+    process = subprocess.Popen([sys.executable, "-c", GATE_SCRIPT], cwd=REPOSITORY,
+                               env={**os.environ, "PYTHONPATH": str(REPOSITORY)})
+    try:
+        deadline = time.monotonic() + 120
+        while not (runners := children_of(process.pid)):
+            assert process.poll() is None and time.monotonic() < deadline
+            time.sleep(0.05)
+        time.sleep(0.5)  # the runner is past its start-up, importing the module
+        process.kill()
+        process.wait(timeout=30)
+        deadline = time.monotonic() + 30
+        while any(Path(f"/proc/{pid}").exists() for pid in runners) and \
+                time.monotonic() < deadline:
+            time.sleep(0.1)
+        alive = [pid for pid in runners if Path(f"/proc/{pid}").exists()]
+        for pid in alive:
+            os.kill(pid, signal.SIGKILL)
+        assert alive == [], "the gate's interpreter outlived the process that started it"
+    finally:
+        if process.poll() is None:
+            process.kill()
 
 
 def test_output_does_not_depend_on_where_families_are_derived(tmp_path):
@@ -959,6 +1167,53 @@ def test_names_the_generated_code_needs_are_refused_at_spec_time(tmp_path, capsy
     status, error = derive(path, capsys)
     assert status == 2, error
     assert f"{path}:8: key '{table}.{name}': {message}" in error
+
+
+def test_a_parameter_named_like_a_coordinate_at_a_distance_point(tmp_path, capsys):
+    """A constant `mu_1` beside a coordinate `mu`: the engine's name for mu at the first point
+    of the Rao distance. It ended in a SyntaxError traceback (duplicate argument 'mu_1' in
+    lambdify) after 5 s of verification; now it is refused at spec time."""
+    path = family(tmp_path, "clash", """\
+        name = "clash"
+        variable = "x"
+        support = "real"
+        density = "exp(-(x - mu)**2/(2*sigma**2*mu_1**2)) / sqrt(2*pi*sigma**2*mu_1**2)"
+        [coordinates]
+        mu = "real"
+        sigma = "positive"
+        [constants]
+        mu_1 = "positive"
+        """)
+    status, error = derive(path, capsys)
+    assert status == 2 and "Traceback" not in error
+    assert f"{path}:9: key 'constants.mu_1': 'mu_1' is the name raosym gives the coordinate " \
+           "'mu' at the first of the two points of the Rao distance; rename the parameter" in error
+
+
+def test_a_constant_named_like_an_integration_variable(tmp_path):
+    """A Laplace family shifted by a constant `t`: the location-scale reduction integrates
+    over its own t, which was the constant's symbol itself; the Fisher matrix came out
+    singular and derive ended in a NonInvertibleMatrixError traceback. The Fisher information
+    of the Laplace family in (mu, b) is diag(1/b^2, 1/b^2) whatever the fixed shift."""
+    name = "t"
+    import sympy
+
+    from raosym import pipeline
+
+    path = family(tmp_path, "shifted", f"""\
+        name = "shifted"
+        variable = "x"
+        support = "real"
+        density = "exp(-Abs(x - mu - {name})/b) / (2*b)"
+        [coordinates]
+        mu = "real"
+        b = "positive"
+        [constants]
+        {name} = "real"
+        """)
+    derivation = pipeline.derive(path)
+    b = sympy.Symbol("b", positive=True)
+    assert sympy.simplify(derivation.fisher - sympy.diag(1 / b**2, 1 / b**2)) == sympy.zeros(2)
 
 
 def test_a_scale_declared_real(tmp_path, capsys):

@@ -7,7 +7,7 @@ import time
 
 import sympy
 
-from raosym.derive.budget import DEFAULT_BUDGET
+from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded
 from raosym.derive.distance import derive_distance
 from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries, scores
 from raosym.derive.geometry import derive_geometry, geometry_unavailable, metric_only_geometry
@@ -23,7 +23,10 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
 
     The Fisher matrix is the one quantity a family cannot do without (its failure is an
     error); the distance, the curvature of three or more coordinates and the privacy
-    accounting that cannot be derived are recorded in ``Derivation.unavailable`` instead."""
+    accounting that cannot be derived are recorded in ``Derivation.unavailable`` instead.
+    A SymPy call that runs out of its time budget (:class:`BudgetExceeded`) is never recorded
+    so: it fails the family, whatever it was computing, because what the generated files hold
+    must not depend on how fast the machine was."""
     started = time.perf_counter()
     entries = fisher_entries(spec, budget=budget)
     fisher = fisher_matrix(spec, entries)
@@ -43,6 +46,8 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     if len(spec.coordinates) <= 2 and not numeric:
         try:
             distance = derive_distance(spec, fisher, geometry, budget=budget)
+        except BudgetExceeded:
+            raise
         except DerivationError as error:
             unavailable.append(Unavailable("Rao distance", f"not derived: {error}"))
     elif not numeric:
@@ -54,6 +59,8 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     if spec.mechanism is not None:
         try:
             mechanism = derive_mechanism(spec, fisher, distance, budget=budget)
+        except BudgetExceeded:
+            raise
         except DerivationError as error:
             unavailable.append(Unavailable("privacy accounting", f"not derived: {error}"))
         placeholders = {fisher[e.row, e.column] for e in numeric}

@@ -1,7 +1,13 @@
-"""Time budgets for SymPy calls.
+"""Time budgets for SymPy calls (derive stage).
 
 ``sympy.integrate`` cannot be interrupted from inside the process, so a budgeted call runs in
 a forked child and is killed when its time is up. The result comes back pickled.
+
+A budget is a guard against a call that would run for hours, never a way to choose: how fast
+the machine is must not change what raosym derives. So :class:`BudgetExceeded` is not caught
+to try another rung, closer, recognizer or proof method, nor to record a quantity as
+unavailable: it fails the family, with a message naming the call and ``RAOSYM_BUDGET``
+(``tests/test_hostile_input.py::test_a_budget_that_runs_out_fails_the_family``).
 """
 
 from __future__ import annotations

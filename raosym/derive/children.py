@@ -1,7 +1,9 @@
 """Child processes that end with their parent.
 
-Used by the processes raosym forks: the workers of :func:`raosym.pipeline.run_families` and
-the children of :func:`raosym.derive.budget.run_with_budget` that run one SymPy call. A
+Used by the processes raosym forks: the workers of :func:`raosym.pipeline.run_families`, the
+children of :func:`raosym.derive.budget.run_with_budget` that run one SymPy call, and (through
+:func:`ending_with_this_process`) the programs the emit stage runs, the emitted-code gate's
+interpreter and pdflatex. A
 ``kill -9`` of ``raosym generate`` gives its children no chance to be stopped by it; left
 alive they kept deriving for minutes and held the caller's stdout open, so that
 ``$(raosym generate)`` never returned (issue 14, item 4). On Linux the kernel ends them
@@ -37,3 +39,11 @@ def die_with_parent(parent: int) -> None:
         return
     if os.getppid() != parent:
         os._exit(1)
+
+
+def ending_with_this_process():
+    """A ``preexec_fn`` for :mod:`subprocess`: the program it starts is killed when the
+    calling process exits (a ``kill -9`` of ``raosym generate`` during the gate left the
+    gate's interpreter computing on its own)."""
+    parent = os.getpid()
+    return lambda: die_with_parent(parent)

@@ -18,7 +18,9 @@ kernels, and either returns the exact value of ``Integral(g, (t, 0, oo))`` toget
   constant).
 
 Every ``integrate``/``summation`` call runs under :func:`~raosym.derive.budget.run_with_budget`.
-A closer that runs out of budget, or meets an expression it cannot analyse, declines too.
+A closer that meets an expression it cannot analyse declines too; one whose SymPy call runs
+out of budget raises :class:`~raosym.derive.budget.BudgetExceeded` (never a decline: a clock
+must not choose the route).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from functools import reduce
 import sympy
 from sympy.polys.polyerrors import CoercionFailed, PolynomialError
 
-from raosym.derive.budget import run_with_budget
+from raosym.derive.budget import BudgetExceeded, run_with_budget
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
 
@@ -39,7 +41,8 @@ SERIES_STRATEGY = "exponential_series"
 
 Closed = tuple[sympy.Expr, tuple[ProofStep, ...]]
 
-# Errors that only mean "this expression is not of my shape" (or the budget ran out).
+# Errors that only mean "this expression is not of my shape". BudgetExceeded (a
+# DerivationError) is re-raised before them: running out of time is not a decline.
 _DECLINE = (PolynomialError, CoercionFailed, NotImplementedError, DerivationError)
 
 # Heads that mark a result SymPy did not really close.
@@ -62,7 +65,7 @@ def _on_half_line(integrand: sympy.Expr, t: sympy.Symbol) -> tuple[sympy.Expr, s
     return integrand.xreplace({t: positive}), positive
 
 
-def _fresh(name: str, *exprs: sympy.Basic, **assumptions) -> sympy.Symbol:
+def fresh_symbol(name: str, *exprs: sympy.Basic, **assumptions) -> sympy.Symbol:
     """A symbol called ``name`` (or ``name_1``, ...) that clashes with no symbol in ``exprs``:
     the constants may contain a user symbol of the same name."""
     taken = {symbol.name for expr in exprs for symbol in expr.free_symbols}
@@ -126,6 +129,8 @@ def close_by_beta_substitution(
         if shape is None:
             return None
         closed = _close_beta(positive_integrand, positive, shape, budget)
+    except BudgetExceeded:
+        raise
     except _DECLINE:
         return None
     return _in_variable(closed, positive, t)
@@ -267,7 +272,7 @@ def _multiply_terms(left: dict, right: dict) -> dict:
 
 def _close_beta(integrand, t, shape: _BetaShape, budget) -> Closed | None:
     c = shape.c
-    w = _fresh("w", integrand, positive=True)
+    w = fresh_symbol("w", integrand, positive=True)
     normal_form = sympy.Add(*(K * t**k * (c + t**2) ** E for K, k, E in shape.terms))
     # t**k (c + t**2)**E dt = c**((k+1)/2 + E)/2 * w**(a - 1) (1 - w)**(b - 1) dw, with
     # a = (k + 1)/2 and b = -E - (k + 1)/2.
@@ -432,6 +437,8 @@ def close_by_exponential_series(
         if shape is None:
             return None
         closed = _close_series(positive_integrand, positive, shape, budget)
+    except BudgetExceeded:
+        raise
     except _DECLINE:
         return None
     return _in_variable(closed, positive, t)
@@ -451,7 +458,7 @@ def _common_rate(integrand, t) -> sympy.Expr | None:
 
 
 def _rescaled_series(integrand, t, rate, caller, budget) -> Closed | None:
-    u = _fresh("u", integrand, positive=True)
+    u = fresh_symbol("u", integrand, positive=True)
     rescaled = sympy.powsimp(integrand.xreplace({t: u / rate}) / rate)
     closed = close_by_exponential_series(rescaled, u, budget=budget)
     if closed is None:
@@ -486,7 +493,7 @@ def _exponential_shape(integrand, t) -> _SeriesShape | None:
         slopes[exponential] = (slope, rest)
     # p = exp(-t/L) makes every exponential an integer power of p.
     lcm = reduce(sympy.ilcm, (slope.q for slope, _ in slopes.values()), 1)
-    p = _fresh("p", rewritten, positive=True)
+    p = fresh_symbol("p", rewritten, positive=True)
     in_p = rewritten.xreplace(
         {e: sympy.exp(rest) * p ** (-slope * lcm) for e, (slope, rest) in slopes.items()}
     )
@@ -504,7 +511,7 @@ def _exponential_shape(integrand, t) -> _SeriesShape | None:
     step = reduce(sympy.igcd, degrees, 0)
     if step == 0:
         return None
-    q = _fresh("q", rewritten, positive=True)
+    q = fresh_symbol("q", rewritten, positive=True)
     denominator_q = sympy.Add(
         *(coeff * q ** (j // step) for (j,), coeff in denominator_poly.terms())
     )
@@ -558,7 +565,7 @@ class _DirichletForm:
 
 
 def _close_series(integrand, t, shape: _SeriesShape, budget) -> Closed | None:
-    n = _fresh("n", integrand, integer=True, positive=True)
+    n = fresh_symbol("n", integrand, integer=True, positive=True)
     form = _dirichlet_form(shape, t, n)
     if form is None:
         return _close_hurwitz_series(integrand, t, shape)

@@ -46,17 +46,16 @@ from sympy.calculus.util import periodicity
 from sympy.codegen.cfunctions import log1p
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
-from raosym.derive.budget import run_with_budget
+from raosym.derive.budget import BudgetExceeded, run_with_budget
 from raosym.derive.integrals import tidy
 from raosym.derive.steps import PERIOD_STRATEGY, Geometry, ProofStep, RaoDistance
 from raosym.errors import DerivationError
 from raosym.spec.model import Domain, FamilySpec
+from raosym.spec.names import point_name
 
 NUMERIC_ONLY = "numeric only"
 #: Digits to which the stable and textbook forms must agree at exact rational points.
 IDENTITY_DIGITS = 50
-#: Seconds for one simplify of a difference (a proof attempt; exact points are the fallback).
-SIMPLIFY_BUDGET = 10.0
 
 
 class _Declined(Exception):
@@ -85,7 +84,7 @@ class _Problem:
 def point_symbols(spec: FamilySpec) -> tuple[tuple[sympy.Symbol, ...], tuple[sympy.Symbol, ...]]:
     """``(mu_1, sigma_1), (mu_2, sigma_2)``: the coordinates of two points, same assumptions."""
     def suffixed(suffix):
-        return tuple(sympy.Symbol(f"{p.name}_{suffix}", **p.domain.symbol_assumptions())
+        return tuple(sympy.Symbol(point_name(p.name, suffix), **p.domain.symbol_assumptions())
                      for p in spec.coordinates)
 
     return suffixed(1), suffixed(2)
@@ -364,7 +363,7 @@ def _warped_distance(problem: _Problem, along: int, across: int, a, b, m, w) -> 
         sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
         "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0",
         lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z))
-    steps += [_identity_step(identity) for identity in identities]
+    steps += [_identity_step(identity, problem.budget) for identity in identities]
     steps.append(_equality_step(problem, textbook, stable,
                                 "differences of x and w without cancellation, asinh for "
                                 "acosh(1 + tiny)"))
@@ -419,7 +418,8 @@ def _half_plane_distance(problem: _Problem, location_index: int, scale_index: in
         sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
         "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0, because cosh(2·asinh √z) = 1 + 2·sinh²(asinh √z) "
         "= 1 + 2z and both sides are non-negative",
-        lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z)))
+        lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z),
+        problem.budget))
     steps.append(_equality_step(problem, textbook, stable,
                                 "for a tiny z, acosh(1 + 2z) loses the digits of z, "
                                 "2·asinh(√z) keeps them"))
@@ -476,7 +476,7 @@ def _one_dimensional(problem: _Problem, index: int):
         steps.append(ProofStep("No cancellation-free rewriting applies; the textbook form is "
                                "used.", sympy.Symbol("d"), textbook, str(declined), "stable form"))
         return textbook, textbook, steps
-    steps += [_identity_step(identity) for identity in identities]
+    steps += [_identity_step(identity, problem.budget) for identity in identities]
     steps.append(_equality_step(problem, textbook, stable,
                                 "the stable form takes differences of nearby values only where "
                                 "they are exact"))
@@ -530,6 +530,8 @@ def _antiderivative(root, theta, domain, budget):
     try:
         result = run_with_budget(sympy.integrate, varying, theta, seconds=budget,
                                  what=f"the antiderivative of {sympy.sstr(varying)}")
+    except BudgetExceeded:
+        raise  # an error of the family: a clock must not choose the route
     except DerivationError as error:
         raise _Declined(f"no antiderivative of sqrt(g) = {sympy.sstr(root)}: {error}") from None
     antiderivative = _branch_on(sympy.piecewise_fold(result), theta, _interval(domain))
@@ -539,7 +541,7 @@ def _antiderivative(root, theta, domain, budget):
                         f"{domain.describe()}")
     w, parametrized = _positive_parametrization(theta, domain)
     derivative = (sympy.diff(antiderivative, theta) - root).subs(theta, parametrized)
-    if not _simplifies_to_zero(derivative):
+    if not _simplifies_to_zero(derivative, budget):
         raise _Declined(f"could not confirm that {sympy.sstr(antiderivative)} is an "
                         f"antiderivative of {sympy.sstr(root)}")
     step = ProofStep(
@@ -729,9 +731,9 @@ IDENTITIES = {
 # ----------------------------------------------------------------------------- proofs
 
 
-def _identity_step(identity: Identity) -> ProofStep:
+def _identity_step(identity: Identity, budget: float) -> ProofStep:
     """A rewriting identity, checked by SymPy simplify."""
-    if not _simplifies_to_zero(identity.proof()):
+    if not _simplifies_to_zero(identity.proof(), budget):
         raise DerivationError(f"SymPy could not confirm the identity {identity.statement}")
     return ProofStep("A cancellation-free identity.", identity.lhs, identity.rhs,
                      f"{identity.statement} (checked by SymPy simplify)", "identity")
@@ -740,7 +742,7 @@ def _identity_step(identity: Identity) -> ProofStep:
 def _equality_step(problem: _Problem, textbook, stable, why: str) -> ProofStep:
     """stable == textbook: by simplify of the difference, else at exact rational points."""
     difference_ = stable - textbook
-    if _simplifies_to_zero(difference_, seconds=min(SIMPLIFY_BUDGET, problem.budget)):
+    if _simplifies_to_zero(difference_, problem.budget):
         how = "SymPy simplify of the difference is 0"
     else:
         pairs = _rational_pairs(problem)
@@ -762,11 +764,17 @@ def _equality_step(problem: _Problem, textbook, stable, why: str) -> ProofStep:
                      how, "stable form")
 
 
-def _simplifies_to_zero(expr, seconds: float = SIMPLIFY_BUDGET) -> bool:
-    try:
-        return run_with_budget(_is_zero, expr, seconds=seconds, what="simplify") is True
-    except DerivationError:
-        return False
+def _simplifies_to_zero(expr, seconds: float) -> bool:
+    """Whether SymPy's simplify gives 0. Its answer, True or False, chooses how a step is
+    proved (simplify, or exact rational points); running out of time is neither: it raises
+    :class:`BudgetExceeded`, so that the proof never depends on the machine's speed."""
+    return run_with_budget(_is_zero, expr, seconds=seconds,
+                           what=f"simplify of {_shortened(expr)}") is True
+
+
+def _shortened(expr, limit: int = 100) -> str:
+    text = sympy.sstr(expr)
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _is_zero(expr) -> bool:

@@ -331,9 +331,9 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
             value = run_with_budget(_integrate, piece, x, lower, upper, seconds=budget,
                                     what=f"the Rényi integral over ({lower}, {upper})")
         except BudgetExceeded as error:
-            # An error (the accounting is then unavailable), not the numeric route: a clock
-            # must not choose between the closed and the numeric curve.
-            raise DerivationError(f"the Rényi integral: {error}") from None
+            # An error of the family, not the numeric route and not "accounting
+            # unavailable": a clock must not choose what the generated files hold.
+            raise BudgetExceeded(f"the Rényi integral: {error}") from None
         except (DerivationError, NotImplementedError, ValueError, TypeError) as error:
             return None, f"SymPy's integrate failed ({type(error).__name__}: {error})"
         if not is_closed(value):

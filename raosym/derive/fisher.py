@@ -24,6 +24,7 @@ from collections.abc import Callable
 import sympy
 
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
+from raosym.derive.closers import fresh_symbol
 from raosym.derive.expectation import Expectation, fisher_symbol
 from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, kinks, tidy
 from raosym.derive.steps import FisherEntry, ProofStep
@@ -279,7 +280,7 @@ def location_and_scale(spec: FamilySpec) -> tuple[sympy.Symbol | None, sympy.Sym
 def _reduce_location_scale(spec, integrand, location, scale):
     """``Integral over x`` -> ``coefficient * Integral over t`` with ``x = mu + s t``."""
     x = spec.variable
-    t = sympy.Symbol("t", real=True)
+    t = fresh_symbol("t", integrand, real=True)  # a constant may be called t
     shift = location if location is not None else 0
     stretch = scale if scale is not None else 1
     # Gentle rewrites first: simplify turns sign(t)**2 into a Piecewise that hides the fold.
@@ -340,7 +341,7 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
             closed = rung(spec, integrand, budget=budget)
         except BudgetExceeded as error:
             # An error, not the next rung: where a budget runs out must not decide the route.
-            raise DerivationError(
+            raise BudgetExceeded(
                 f"{spec.path}: could not close the Fisher entry {name}: {error}") from None
         except DerivationError:
             continue  # the next rung, or in the end the numeric path
@@ -445,7 +446,7 @@ def _implied_by_domains(spec: FamilySpec, condition) -> bool:
         domain = parameter.domain
         if domain.integer:
             return False
-        epsilon = sympy.Symbol(f"epsilon_{parameter.name}", positive=True)
+        epsilon = sympy.Dummy(f"epsilon_{parameter.name}", positive=True)
         if domain.lower.is_finite and domain.upper.is_finite:
             value = domain.lower + (domain.upper - domain.lower) * epsilon / (1 + epsilon)
         elif domain.lower.is_finite:
@@ -574,7 +575,7 @@ def _periodic_location_rung(spec, integrand, *, budget):
     if location is None:
         return None
     x, support = spec.variable, spec.support
-    y = sympy.Symbol("y", real=True)
+    y = fresh_symbol("y", integrand, real=True)  # a constant may be called y
     shifted = sympy.simplify(integrand.subs(x, y + location))
     if location in shifted.free_symbols:
         return None

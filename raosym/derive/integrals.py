@@ -180,7 +180,7 @@ def _split_at_kinks(integral: sympy.Integral, points, *, budget) -> ClosedIntegr
     """Split the range at the kinks; on each piece every Abs and sign has a fixed branch."""
     integrand, (variable, lower, upper) = integral.function, integral.limits[0]
     bounds = [lower, *points, upper]
-    offset = sympy.Symbol("u", positive=True)
+    offset = closers.fresh_symbol("u", integrand, positive=True)  # a constant may be called u
     pieces, closed_pieces = [], []
     for left, right in zip(bounds, bounds[1:]):
         # Parametrize each piece from its finite end so that the branch is fixed by u > 0.
@@ -265,6 +265,8 @@ def _close_by_euler_integrals(integrand, variable, lower, upper, *, budget) -> C
         step, substituted, u = mapped
         try:
             inner = close_integral(substituted, u, sympy.S.Zero, sympy.oo, budget=budget)
+        except BudgetExceeded:
+            raise  # an error, not a decline (a clock never picks the route)
         except DerivationError:
             return None
         return ClosedIntegral(inner.value, (step, *inner.steps), inner.conditions)

@@ -35,6 +35,7 @@ from pathlib import Path
 import mpmath
 import sympy
 
+from raosym.derive.children import ending_with_this_process
 from raosym.errors import EmitError
 from raosym.verify.evaluate import VerificationPrinter
 from raosym.verify.points import distance_pairs, nearest_representative, sample_points
@@ -206,7 +207,8 @@ def _run(name: str, source: str, calls: list[dict]) -> tuple[list[dict], list[st
     try:
         finished = subprocess.run([sys.executable, "-P", str(RUNNER)], input=request,
                                   capture_output=True, text=True, timeout=TIMEOUT,
-                                  cwd=RUNNER.parent.parent.parent, check=False)
+                                  cwd=RUNNER.parent.parent.parent, check=False,
+                                  preexec_fn=ending_with_this_process())
     except subprocess.TimeoutExpired:
         raise EmittedCodeError(f"python/{name}.py: the generated functions did not answer the "
                                f"emitted-code gate within {TIMEOUT} s") from None

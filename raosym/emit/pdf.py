@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from raosym.derive.children import ending_with_this_process
 from raosym.errors import EmitError
 
 PDFLATEX = ("pdflatex", "-halt-on-error", "-interaction=nonstopmode")
@@ -57,7 +58,8 @@ def compile_tex(folder: Path, main: str, *, runs: int = 1, settle: bool = False)
     log = folder / (Path(main).stem + ".log")
     for run in range(SETTLE_RUNS if settle else runs):
         result = subprocess.run(command, cwd=folder, capture_output=True, text=True,
-                                errors="replace", check=False, timeout=300)
+                                errors="replace", check=False, timeout=300,
+                                preexec_fn=ending_with_this_process())
         if result.returncode != 0:
             return Compilation(False, first_error(result.stdout), None)
         if settle and run >= 1 and not any(

@@ -18,7 +18,9 @@ file's new text, and the stale files to remove), then either the files on disk
   deleted). So after any kill the output is the old tree or the new one, never a mixture, and
   no staging folder outlives the next run. The staging folders of raosym versions before
   this one (``.NAME-XXXXXXXX/``) are deleted too. A lock on the parent folder (``flock``)
-  keeps two runs from swapping the same output at once.
+  keeps two runs from swapping the same output at once, and :func:`recover` takes it too: a
+  run starting while another one builds its new tree waits instead of deleting that tree
+  under it.
 - Before anything is staged, every folder that would change is checked for write
   permission (its owner's write bit counts even for root): a read-only ``python/`` fails the
   run with that folder named, and nothing is swapped.
@@ -127,7 +129,7 @@ def write_tree(output: Path, plan: TreePlan) -> list[str]:
     output = Path(output)
     _check_layout(plan.files)
     with _locked(output):
-        recover(output)
+        _recover(output)
         changed = [path for path, text in sorted(plan.files.items())
                    if _read(output / path) != text]
         removed = [path for path in plan.stale if (output / path).exists()]
@@ -144,22 +146,35 @@ def write_tree(output: Path, plan: TreePlan) -> list[str]:
             os.rename(staging, output)  # the commit point
             _checkpoint("new moved in")
         except BaseException:
-            recover(output)  # roll back (or finish, past the commit point)
+            _recover(output)  # roll back (or finish, past the commit point)
             raise
         _remove_tree(_staging(output, "old"))
     return changed + list(plan.stale)
 
 
 def recover(output: Path) -> None:
-    """Finish or roll back a write that was interrupted; delete stale staging folders."""
+    """Finish or roll back a write that was interrupted; delete stale staging folders.
+
+    Waits for a write of the same output in progress (it holds the lock) to end first."""
     output = Path(output)
+    if not output.parent.is_dir():
+        return  # nothing was ever written there
+    with _locked(output):
+        _recover(output)
+
+
+def _recover(output: Path) -> None:
+    """:func:`recover`, with the lock already held."""
     old, new = _staging(output, "old"), _staging(output, "new")
+    for staging in (old, new):
+        if staging.is_symlink():  # raosym never makes one: planted, and never followed
+            staging.unlink()
     if not output.exists() and old.is_dir():
         os.rename(old, output)  # killed between the two renames: the old tree comes back
     _remove_tree(new)
     _remove_tree(old)
     for legacy in output.parent.glob(f".{output.name}-*"):
-        if legacy.is_dir() and re.fullmatch(rf"\.{re.escape(output.name)}-[a-z0-9_]{{8}}",
+        if legacy.is_dir() and not legacy.is_symlink() and re.fullmatch(rf"\.{re.escape(output.name)}-[a-z0-9_]{{8}}",
                                             legacy.name):
             _remove_tree(legacy)
 

@@ -11,6 +11,10 @@ backend (to give a parameter a local variable that collides with nothing). The r
   and Python's builtins, which the function bodies use and a keyword argument would shadow).
 - A *coordinate* is never an argument (it travels inside ``theta``): its local variable is
   its name, or its name with ``_`` appended when the name is in :data:`LOCAL_NAMES`.
+- The Rao distance is derived between two points whose coordinates the engine names
+  ``NAME_1`` and ``NAME_2`` (:func:`point_name`); no parameter may take such a name (a
+  constant ``mu_1`` beside a coordinate ``mu`` crashed verification with a duplicate argument,
+  and with equal assumptions would have been the same SymPy symbol as the point's).
 - In a family with a ``[mechanism]`` the derivation engine uses the symbols of
   :data:`MECHANISM_NAMES` itself (the Rényi order, the Rao-DP budget, the sensitivity), so no
   parameter of such a family may be called that.
@@ -81,3 +85,20 @@ def local_name(name: str, taken: set[str]) -> str:
     while local in taken or local in LOCAL_NAMES:
         local += "_"
     return local
+
+
+def point_name(coordinate: str, point: int) -> str:
+    """The name of ``coordinate`` at the first or second point of a distance: ``mu_1``."""
+    return f"{coordinate}_{point}"
+
+
+def point_name_problem(name: str, coordinates) -> str | None:
+    """Why a parameter may not be called ``name`` in a family with these coordinates: it is
+    the name of a coordinate at one of the two points of the Rao distance (None when it may)."""
+    for coordinate in coordinates:
+        for point, which in ((1, "first"), (2, "second")):
+            if name == point_name(coordinate, point):
+                return (f"'{name}' is the name raosym gives the coordinate '{coordinate}' at "
+                        f"the {which} of the two points of the Rao distance; rename the "
+                        "parameter")
+    return None

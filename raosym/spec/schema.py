@@ -23,7 +23,8 @@ from collections.abc import Mapping
 import sympy
 
 from raosym.errors import SpecError
-from raosym.spec.names import constant_name_problem, mechanism_name_problem
+from raosym.spec.names import (constant_name_problem, mechanism_name_problem,
+                                point_name_problem)
 from raosym.spec.domains import parse_domain, parse_support
 from raosym.spec.model import Domain, FamilySpec, Mechanism, Parameter, Support
 from raosym.spec.parser import RESERVED_NAMES, parse_expression
@@ -304,6 +305,10 @@ class _SpecBuilder:
                     f"'{name}' is declared both as a coordinate and as a constant; a "
                     "parameter is either varied (coordinate) or held fixed (constant)",
                     f"constants.{name}")
+        for table, names in (("coordinates", coordinates), ("constants", constants)):
+            for name in names:
+                if problem := point_name_problem(name, coordinates):
+                    raise self._error(problem, f"{table}.{name}")
 
     # -- parsing --------------------------------------------------------------------------
 
