@@ -538,6 +538,7 @@ def test_name_declared_as_coordinate_and_constant(tmp_path):
         ("E", "shadows the function or constant 'E'"),
         ("_b", "the coordinate name '_b' may not start with '_'"),
         ("lambda", "the coordinate name 'lambda' is not a valid identifier"),
+        ("lambda", "write 'lam', which the proofs typeset as λ"),  # the spelling that works
         ('"b c"', "the coordinate name 'b c' is not a valid identifier"),
     ],
 )

@@ -136,7 +136,7 @@ def _periods(problem: _Problem) -> tuple[tuple, tuple[ProofStep, ...]]:
     spec, metric = problem.spec, problem.metric
     found, steps = [], []
     for index, parameter in enumerate(spec.coordinates):
-        period = _period(spec.density, parameter.symbol)
+        period = _period(spec.density, parameter.symbol, problem.budget)
         if period is None:
             continue
         c = parameter.symbol
@@ -165,7 +165,7 @@ def _periods(problem: _Problem) -> tuple[tuple, tuple[ProofStep, ...]]:
     return tuple(found), tuple(steps)
 
 
-def _period(density: sympy.Expr, c: sympy.Symbol) -> sympy.Expr | None:
+def _period(density: sympy.Expr, c: sympy.Symbol, budget: float) -> sympy.Expr | None:
     """The least period of the density in ``c``, or None (only a density with a
     trigonometric function of ``c`` is asked: ``periodicity`` costs tenths of a second)."""
     if not any(isinstance(e, TrigonometricFunction) and e.has(c)
@@ -174,7 +174,7 @@ def _period(density: sympy.Expr, c: sympy.Symbol) -> sympy.Expr | None:
     period = periodicity(density, c)
     if period is None or not (period.is_positive and period.is_finite):
         return None
-    if not _simplifies_to_zero(density.subs(c, c + period) - density):
+    if not _simplifies_to_zero(density.subs(c, c + period) - density, budget):
         return None
     return period
 

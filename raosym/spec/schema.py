@@ -286,9 +286,11 @@ class _SpecBuilder:
         if name.startswith("_"):
             raise self._error(f"{role} name '{name}' may not start with '_'", key)
         if not _PARAMETER_NAME.fullmatch(name) or keyword.iskeyword(name):
+            # The rate λ is the literature's name and a Python keyword: 'lam' prints as λ.
+            hint = "; write 'lam', which the proofs typeset as λ" if name == "lambda" else ""
             raise self._error(
                 f"{role} name {name!r} is not a valid identifier (ASCII letters, digits and "
-                "'_', starting with a letter, not a Python keyword)", key)
+                f"'_', starting with a letter, not a Python keyword){hint}", key)
         if name in RESERVED_NAMES:
             raise self._error(
                 f"{role} name '{name}' shadows the function or constant '{name}' of the "
