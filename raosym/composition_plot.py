@@ -67,7 +67,16 @@ def pure_mechanism(release: account.Release) -> PureMechanism:
             f"mechanism {mechanism.name}({account._describe(values)}) is not pure DP: its RDP "
             f"curve reaches {far:.6g} at order 1e6, above the greatest loss {epsilon:.6g} found "
             "where the output has mass; Figure 2 compares bounds for ε-DP mechanisms")
-    return PureMechanism(f"{mechanism.name}({account._describe(values)})", epsilon, rdp)
+    return PureMechanism(_panel_label(mechanism.name, values), epsilon, rdp)
+
+
+def _panel_label(name: str, values: dict) -> str:
+    """"Laplace location family, $b = 10$, $\\Delta = 1$": the family's title and its parameters
+    typeset as in every raosym figure (never the file name and the raw parameter names)."""
+    from raosym.plot import assignment_label, family_title
+
+    return ", ".join([family_title(name), *(assignment_label(key, value)
+                                            for key, value in values.items())])
 
 
 # ---------------------------------------------------------------------------------------------

@@ -99,6 +99,12 @@ def test_advanced_and_generic_bounds_against_mpmath():
         generic_reference, rel=1e-13)
 
 
+def test_panels_are_titled_by_the_family_and_typeset_parameters():
+    laplace = composition_plot.pure_mechanism(account._release("laplace_location:b=10", None))
+    assert laplace.label == r"Laplace location family, $\Delta = 1$, $b = 10$"
+    assert "_" not in laplace.label  # never the file name laplace_location
+
+
 def test_gaussian_noise_is_not_pure_dp():
     with pytest.raises(account.AccountingError, match="is not pure DP"):
         composition_plot.pure_mechanism(account._release("gaussian_location:sigma=1", None))
