@@ -725,7 +725,7 @@ def _close_hurwitz_series(integrand, t, shape: _SeriesShape) -> Closed | None:
     integrate termwise (``Integral(t**k*q**N, (t, 0, oo)) = k!/(rate*N)**(k + 1)``) and sum
     over each residue class of N = d*n + i as Hurwitz zeta values."""
     q, rate = shape.q, shape.rate
-    n = _fresh("n", integrand, integer=True, nonnegative=True)
+    n = fresh_symbol("n", integrand, integer=True, nonnegative=True)
     exp_q = sympy.exp(-rate * t)
     value, rewritten, expanded = sympy.S.Zero, sympy.S.Zero, sympy.S.Zero
     for k, R in sorted(shape.coefficients.items()):
