@@ -523,32 +523,16 @@ def _exponential_shape(integrand, t) -> _SeriesShape | None:
 
 
 def _power_series(R, q, k) -> _PowerSeries | None:
-    """Partial fractions of R in q, read as a power series on 0 < q < 1, or None."""
-    numerator, denominator = sympy.fraction(sympy.cancel(R))
-    if denominator.subs(q, 0) == 0 or sympy.simplify(numerator.subs(q, 0)) != 0:
-        return None  # R(0) != 0: the integrand does not decay as t -> oo
-    finite, pieces = defaultdict(lambda: sympy.S.Zero), []
-    for term in sympy.Add.make_args(sympy.apart(R, q)):
-        term_numerator, term_denominator = sympy.fraction(term)
-        if not term_denominator.has(q):
-            for (i,), coeff in sympy.Poly(term, q).terms():
-                finite[i] += coeff
-            continue
-        scale, power = term_denominator.as_independent(q, as_Add=False)
-        base, m = power.as_base_exp()
-        linear = sympy.Poly(base, q)
-        if term_numerator.has(q) or not m.is_Integer or m < 1 or linear.degree() != 1:
-            return None  # e.g. 1/(1 + q**2): poles off the real axis, not handled here
-        alpha, beta = linear.coeff_monomial(q), linear.coeff_monomial(1)
-        r = sympy.cancel(-alpha / beta)
-        if r not in (1, -1):
-            return None
-        # A/(beta + alpha*q)**m = A*beta**(-m) * (1 - r*q)**(-m)
-        pieces.append((term_numerator / (scale * beta**m), int(m), int(r)))
-    # A pole of order m at q = 1 behaves like t**(-m) at t = 0: t**k times it must integrate.
-    if any(r == 1 and m > k for _, m, r in pieces):
+    """Partial fractions of R in q, read as a power series on 0 < q < 1, or None: the pieces
+    of :func:`_binomial_pieces` when every pole is at q = 1 or q = -1 (``A/(1 - r*q)**m`` with
+    a constant ``A``; other poles on the unit circle take the Hurwitz path)."""
+    split = _binomial_pieces(R, q, k)
+    if split is None:
         return None
-    return _PowerSeries(dict(finite), tuple(pieces))
+    finite, pieces = split
+    if any(d != 1 or A.has(q) for A, _, _, d in pieces):
+        return None  # e.g. 1/(1 + q**2): poles off the real axis
+    return _PowerSeries(finite, tuple((A, m, r) for A, m, r, _ in pieces))
 
 
 @dataclass
