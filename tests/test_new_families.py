@@ -523,23 +523,36 @@ def test_gumbel_noise_curve_is_infinite_beyond_its_threshold(written):
 
 def test_gumbel_noise_stable_curve_keeps_its_digits_in_float(written):
     """The curve's directions differ (no symmetric log-sum-exp form): each is rewritten into
-    terms of order alpha - 1 (log1p, expm1) so that, evaluated in float, it keeps its digits
-    as alpha -> 1 (the textbook form lost 5 at alpha = 1 + 1e-12) and stays finite or +oo
-    where exp(Delta/s) overflows. Reference: MATH.md's integral in mpmath at 60 digits."""
+    terms of one sign of order alpha - 1 (expm1mx, log1pmx, with the generated helpers' contract
+    of a correctly rounded value, taken from mpmath here) so that, evaluated in float, it keeps
+    its digits as alpha -> 1 (the textbook form lost 5 at alpha = 1 + 1e-12) and at small
+    Delta/s, and stays finite or +oo where exp(Delta/s) overflows. Reference: MATH.md's
+    integral in mpmath at 60 digits."""
     from sympy.codegen.cfunctions import expm1, log1p
 
-    from raosym.derive.divergence import expm1mx
+    from raosym.derive.divergence import expm1mx, log1pmx
 
     report = written["gumbel_noise"]
     symbols = {name: sympy.Symbol(name, positive=True) for name in ("alpha", "Delta", "s")}
-    functions = {"log1p": log1p, "expm1": expm1, "expm1mx": expm1mx}
+    functions = {"log1p": log1p, "expm1": expm1, "expm1mx": expm1mx, "log1pmx": log1pmx}
     curve = sympy.sympify(report["mechanism"]["rdp_curve_stable"],
                           locals={**symbols, **functions})
-    assert not curve.has(sympy.log)  # every logarithm is a log1p
+    assert not curve.has(sympy.log)  # every logarithm is a log1p or log1pmx
+
+    def correctly_rounded(function):  # the generated helpers' contract, from mpmath here
+        def value(v):
+            with mpmath.workdps(60):
+                v = mpmath.mpf(float(v))
+                return float(function(v)) if v > -1 else math.nan
+        return np.vectorize(value)
+
+    helpers = {"log1p": np.log1p, "expm1": np.expm1,
+               "expm1mx": correctly_rounded(lambda v: mpmath.expm1(v) - v),
+               "log1pmx": correctly_rounded(lambda v: mpmath.log1p(v) - v)}
     evaluate = sympy.lambdify([symbols[n] for n in ("alpha", "Delta", "s")], curve,
-                              modules=[{"log1p": np.log1p, "expm1": np.expm1}, "numpy"])
+                              modules=[helpers, "numpy"])
     for alpha in (1 + 2.0**-40, 1 + 1e-12, 1 + 1e-6, 1.001, 1.2, 1.5):
-        for s in (1e-3, 0.5, 1.0, 3.0, 1e6):
+        for s in (1e-3, 0.5, 1.0, 3.0, 1e6, 1e9):
             with mpmath.workdps(60):
                 d = 1 / mpmath.mpf(s)
                 expected = max(_gumbel_renyi(mpmath.mpf(alpha), d),
