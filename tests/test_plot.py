@@ -112,8 +112,10 @@ def test_appendix_figures(tmp_path):
     """`raosym generate --pdf` draws the RDP figure the appendix includes, from the committed
     generated modules; without those modules it draws nothing (the appendix skips it)."""
     written = plot.appendix_figures(REPOSITORY / "generated", tmp_path)
-    assert written == [tmp_path / "rdp_curves.pdf"]
-    assert written[0].read_bytes().startswith(b"%PDF")
+    assert written == [tmp_path / name for name in
+                       ("rdp_curves.pdf", "composition_bounds.pdf", "composition_weeks.tex")]
+    assert all(path.read_bytes().startswith(b"%PDF") for path in written[:2])
+    assert "\\begin{tabular}" in written[2].read_text()
     assert plot.appendix_figures(tmp_path / "nothing", tmp_path / "nowhere") == []
     appendix = (REPOSITORY / "generated" / "latex" / "appendix.tex").read_text()
     assert "\\includegraphics[width=\\textwidth]{rdp_curves.pdf}" in appendix

@@ -401,7 +401,7 @@ def _geodesic_field(_x):
     """The metric (row-major, a list of 4 floats) and the Christoffel symbols at the point _x."""
     import scipy.special
 
-    mu, kappa = (float(_value) for _value in _x)
+    _unused_mu, kappa = (float(_value) for _value in _x)
     _c0 = scipy.special.ive(1, kappa)
     _c1 = scipy.special.ive(0, kappa)
     _c2 = 1/_c1
@@ -537,7 +537,7 @@ def _geodesic_field_arrays(_x):
     """The Christoffel symbols (order of _CHRISTOFFEL_INDEX) at the points _x, of shape (2, m)."""
     import scipy.special
 
-    mu, kappa = _x
+    _unused_mu, kappa = _x
     _c0 = scipy.special.ive(1, kappa)
     _c1 = scipy.special.ive(0, kappa)
     _c2 = _c1**(-1.0)

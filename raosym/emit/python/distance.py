@@ -106,7 +106,7 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
     if not distance.closed:
         return {"closed": False, "structure": distance.structure, "reason": distance.reason,
                 **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
-                "field_unpack": _unpacking(coordinates),
+                "field_unpack": _unpacking(_used_or_unused(coordinates, derivation, rename)),
                 "bounds": _bounds(spec),
                 **numeric_code(derivation.fisher, derivation.geometry.christoffel, rename)}
     stable, differences = _translation_differences(distance.stable, first, second)
@@ -147,6 +147,15 @@ def _translation_differences(stable, first, second):
 
 def _local(name: str) -> str:
     return name if name.isidentifier() else "_" + "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _used_or_unused(coordinates: list[str], derivation, rename: dict) -> list[str]:
+    """The coordinates' local names for the geodesic's right-hand side, with ``_unused_``
+    before those the metric does not depend on (von Mises' mean direction): an unpacked name
+    never read is a lint error in the generated module."""
+    metric = derivation.fisher.xreplace(rename)
+    used = {symbol.name for symbol in metric.free_symbols}
+    return [name if name in used else f"_unused_{name}" for name in coordinates]
 
 
 def _unpacking(names: list[str]) -> str:
