@@ -542,13 +542,14 @@ def test_gumbel_noise_stable_curve_keeps_its_digits_in_float(written):
     def correctly_rounded(function):  # the generated helpers' contract, from mpmath here
         def value(v):
             with mpmath.workdps(60):
-                v = mpmath.mpf(float(v))
-                return float(function(v)) if v > -1 else math.nan
-        return np.vectorize(value)
+                return float(function(mpmath.mpf(float(v))))
+        return np.vectorize(value, otypes=[float])
 
     helpers = {"log1p": np.log1p, "expm1": np.expm1,
                "expm1mx": correctly_rounded(lambda v: mpmath.expm1(v) - v),
-               "log1pmx": correctly_rounded(lambda v: mpmath.log1p(v) - v)}
+               # log(1 + u) - u, nan below -1 (the branch np.select computes but discards)
+               "log1pmx": correctly_rounded(
+                   lambda v: mpmath.log1p(v) - v if v > -1 else mpmath.nan)}
     evaluate = sympy.lambdify([symbols[n] for n in ("alpha", "Delta", "s")], curve,
                               modules=[helpers, "numpy"])
     for alpha in (1 + 2.0**-40, 1 + 1e-12, 1 + 1e-6, 1.001, 1.2, 1.5):
