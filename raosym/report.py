@@ -64,6 +64,7 @@ def as_json(verified: Verified) -> dict:
                 "symbolic": check.symbolic,
                 "numeric": check.numeric,
                 "digits": check.digits,
+                "reached": check.reached,  # false: the numeric side fell short, no verdict
             }
             for check in verified.checks
         ],
@@ -180,8 +181,8 @@ def _verification_table(verified: Verified) -> str:
     for check in checks:
         point = ", ".join(f"{k}={v}" for k, v in check.point.items())
         needed = "" if check.required == REQUIRED_DIGITS else f" (of {check.required:g})"
-        lines.append(f"    {check.quantity:<{width}}  {check.digits:5.1f} digits{needed}  "
-                     f"at {point}")
+        agreement = f"{check.digits:5.1f} digits{needed}" if check.reached else check.numeric
+        lines.append(f"    {check.quantity:<{width}}  {agreement}  at {point}")
     return "\n".join(lines)
 
 

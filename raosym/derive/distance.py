@@ -47,7 +47,7 @@ from sympy.codegen.cfunctions import log1p
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from raosym.derive.budget import BudgetExceeded, run_with_budget
-from raosym.derive.integrals import tidy
+from raosym.derive.integrals import tidy, transcendental_radical
 from raosym.derive.steps import PERIOD_STRATEGY, Geometry, ProofStep, RaoDistance
 from raosym.errors import DerivationError
 from raosym.spec.model import Domain, FamilySpec
@@ -293,7 +293,7 @@ def _warped_half_plane(problem: _Problem) -> RaoDistance:
             continue
         a, b = tidy(parts["coeff"] * parts[u]), tidy(parts[y])
         if not (b.is_positive or _sign_on(b, y, _interval(problem.domain(across)),
-                                          _interior_point(problem.domain(across))) == 1):
+                                          problem.domain(across).interior_point()) == 1):
             a, b = -a, -b  # the split's signs are arbitrary: b > 0 is wanted
         m = tidy(sympy.simplify(4 * metric[across, across] * b**2 / sympy.diff(b, y) ** 2))
         if m.has(u, y) or not m.is_positive:
@@ -487,7 +487,7 @@ def _positive_root(g: sympy.Expr, theta: sympy.Symbol, domain: Domain) -> sympy.
     """``sqrt(g)`` as a product of powers of factors that are positive on the domain (so that
     SymPy integrates the real branch: ``1/(sqrt(p)*sqrt(1 - p))``, not ``sqrt(-1/(p*(p - 1)))``)."""
     interval = _interval(domain)
-    interior = _interior_point(domain)
+    interior = domain.interior_point()
     numerator, denominator = sympy.fraction(sympy.together(g))
     result, sign = sympy.S.One, 1
     for part, power in ((numerator, 1), (denominator, -1)):
@@ -527,6 +527,12 @@ def _sign_on(base, theta, interval, interior) -> int | None:
 def _antiderivative(root, theta, domain, budget):
     """``F`` with ``F' = sqrt(g)`` on the domain, and its steps."""
     constant, varying = root.as_independent(theta, as_Add=False)
+    radical = transcendental_radical(varying, theta)
+    if radical is not None:
+        raise _Declined(f"no antiderivative of sqrt(g) = {sympy.sstr(root)} is sought: "
+                        f"{sympy.sstr(radical)} is a radical of a transcendental function of "
+                        f"{theta}, beyond the Risch algorithm, where SymPy's heuristics search "
+                        "without end")
     try:
         result = run_with_budget(sympy.integrate, varying, theta, seconds=budget,
                                  what=f"the antiderivative of {sympy.sstr(varying)}")
@@ -609,7 +615,7 @@ class _Monotonicity:
 
     def __init__(self, domain: Domain, theta: sympy.Symbol):
         self.theta = theta
-        self.interior = _interior_point(domain)
+        self.interior = domain.interior_point()
 
     def __call__(self, expr: sympy.Expr) -> int:
         slope = sympy.diff(expr, self.theta).subs(self.theta, self.interior)
@@ -826,17 +832,6 @@ def _rational_values(domain: Domain) -> list[sympy.Rational]:
 
 def _interval(domain: Domain) -> sympy.Interval:
     return sympy.Interval(domain.lower, domain.upper, domain.lower_open, domain.upper_open)
-
-
-def _interior_point(domain: Domain) -> sympy.Expr:
-    lower, upper = domain.lower, domain.upper
-    if lower.is_finite and upper.is_finite:
-        return (lower + upper) / 2
-    if lower.is_finite:
-        return lower + 1
-    if upper.is_finite:
-        return upper - 1
-    return sympy.S.Zero
 
 
 def _positive_parametrization(theta: sympy.Symbol, domain: Domain):

@@ -25,6 +25,7 @@ import sympy
 
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
 from raosym.derive.closers import fresh_symbol
+from raosym.derive import parametric
 from raosym.derive.expectation import Expectation, fisher_symbol
 from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, kinks, tidy
 from raosym.derive.steps import FisherEntry, ProofStep
@@ -587,6 +588,12 @@ def _periodic_location_rung(spec, integrand, *, budget):
         f"substitute {x} = y + {location}: the integral of a function of period "
         f"{sympy.sstr(support.upper - support.lower)} over any interval of that length is the "
         "same", "periodic location")
+    interior = {parameter.symbol: parameter.domain.interior_point()
+                for parameter in (*spec.coordinates, *spec.constants)}
+    by_residues = parametric.close_by_residues(shifted, y, support.lower, support.upper, interior)
+    if by_residues is not None:
+        value, steps = by_residues  # factored: (1 - rho)**2 is exact in float, not expanded
+        return ClosedIntegral(value, (step, *steps))
     closed = close_integral(shifted, y, support.lower, support.upper, budget=budget)
     return ClosedIntegral(closed.value, (step, *closed.steps), closed.conditions)
 

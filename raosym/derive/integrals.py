@@ -19,7 +19,10 @@ from raosym.derive.budget import BudgetExceeded, run_with_budget
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
 
-_UNCLOSED_HEADS = (sympy.Integral, sympy.Sum, sympy.meijerg, sympy.hyper, sympy.Limit)
+#: Heads of a result that SymPy left unevaluated (``Derivative(zeta(s), s)`` from a Zipf
+#: sum is no closed form: neither NumPy nor SciPy evaluates it).
+_UNCLOSED_HEADS = (sympy.Integral, sympy.Sum, sympy.meijerg, sympy.hyper, sympy.Limit,
+                   sympy.Derivative, sympy.Subs)
 
 
 @dataclass(frozen=True)
@@ -219,13 +222,19 @@ def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
     closed = _close_by_euler_integrals(integrand, variable, lower, upper, budget=budget)
     if closed is not None:
         return closed
+    mapped = parametric.close_by_logarithmic_substitution(integrand, variable, lower, upper,
+                                                          budget=budget)
+    if mapped is not None:
+        *substitution, t_lower, t_upper = mapped
+        closed = _close_substituted(substitution, t_lower, t_upper, budget)
+        if closed is not None:
+            return closed
     integral = sympy.Integral(integrand, (variable, lower, upper))
-    quotient = transcendental_denominator(integrand, variable)
-    if quotient is not None:
+    obstacle = beyond_integrate(integrand, variable)
+    if obstacle is not None:
         raise DerivationError(
-            f"SymPy's integrate is not attempted on {sympy.sstr(integral)}: it divides by "
-            f"{sympy.sstr(quotient)}, a transcendental function of {variable}, which its "
-            "algorithms do not integrate (they would run until the time budget)")
+            f"SymPy's integrate is not attempted on {sympy.sstr(integral)}: {obstacle}, which "
+            "its algorithms do not integrate (they would run until the time budget)")
     try:
         result = run_with_budget(
             sympy.integrate, integrand, (variable, lower, upper), seconds=budget,
@@ -252,24 +261,19 @@ def _close_by_euler_integrals(integrand, variable, lower, upper, *, budget) -> C
     is first mapped onto the half-line."""
     if (lower, upper) in ((0, sympy.oo), (0, 1)):
         closed = parametric.close_by_euler_integrals(integrand, variable, lower, upper)
-        if closed is None:
+        if closed is not None:
+            value, steps, conditions = closed
+            return ClosedIntegral(tidy(value), tuple(steps), conditions)
+        if upper == 1:
             return None
-        value, steps, conditions = closed
-        return ClosedIntegral(tidy(value), tuple(steps), conditions)
+        return _close_substituted(parametric.close_by_decaying_exponential(integrand, variable),
+                                  sympy.S.Zero, sympy.S.One, budget)
     elif (lower, upper) == (-sympy.pi, sympy.pi):
         closed = parametric.close_by_periodic_bessel(integrand, variable, lower, upper)
     elif (lower, upper) == (-sympy.oo, sympy.oo):
-        mapped = parametric.close_by_exponential_substitution(integrand, variable)
-        if mapped is None:
-            return None
-        step, substituted, u = mapped
-        try:
-            inner = close_integral(substituted, u, sympy.S.Zero, sympy.oo, budget=budget)
-        except BudgetExceeded:
-            raise  # an error, not a decline (a clock never picks the route)
-        except DerivationError:
-            return None
-        return ClosedIntegral(inner.value, (step, *inner.steps), inner.conditions)
+        return _close_substituted(
+            parametric.close_by_exponential_substitution(integrand, variable), sympy.S.Zero,
+            sympy.oo, budget)
     else:
         return None
     if closed is None:
@@ -278,10 +282,73 @@ def _close_by_euler_integrals(integrand, variable, lower, upper, *, budget) -> C
     return ClosedIntegral(tidy(value), tuple(steps))
 
 
+def _close_substituted(mapped, lower, upper, budget) -> ClosedIntegral | None:
+    """The integral a substitution closer mapped onto (``lower``, ``upper``), closed by the
+    ladder, with the substitution's step first; None when there was no substitution or it did
+    not close."""
+    if mapped is None:
+        return None
+    step, substituted, u = mapped
+    try:
+        inner = close_integral(substituted, u, lower, upper, budget=budget)
+    except BudgetExceeded:
+        raise  # an error, not a decline (a clock never picks the route)
+    except DerivationError:
+        return None
+    return ClosedIntegral(inner.value, (step, *inner.steps), inner.conditions)
+
+
 #: Functions whose appearance in a denominator keeps SymPy's integrate from closing an integral.
 _TRANSCENDENTAL = (sympy.exp, sympy.erf, sympy.erfc, sympy.besseli, sympy.besselj,
                    sympy.besselk, sympy.log, sympy.cosh, sympy.sinh, sympy.tanh, sympy.cos,
                    sympy.sin, sympy.gamma, sympy.polygamma)
+
+
+def beyond_integrate(integrand: sympy.Expr, variable: sympy.Symbol) -> str | None:
+    """Why SymPy's integrate would not close the integral of ``integrand`` but run until the
+    time budget, or None. A rule on the integrand's form, the same on every machine, so that a
+    clock never picks the route to the numeric path."""
+    quotient = transcendental_denominator(integrand, variable)
+    if quotient is not None:
+        return f"it divides by {sympy.sstr(quotient)}, a transcendental function of {variable}"
+    nested = nested_exponential(integrand, variable)
+    if nested is not None:
+        return (f"it holds {sympy.sstr(nested)}, an exponential of a transcendental function "
+                f"of {variable} that no substitution closer reduced")
+    return None
+
+
+def nested_exponential(integrand: sympy.Expr, variable: sympy.Symbol):
+    """The first ``exp(A)`` of the integrand whose exponent holds an exponential, circular or
+    hyperbolic function of ``variable`` (the Gompertz kernel ``exp(-eta*exp(b*x))``), or None.
+
+    The closers reduce such kernels where an Euler or Bessel integral results (Gumbel on the
+    real line, von Mises over a period); what is left (an incomplete Gamma function over
+    (1, oo)) sends SymPy's Meijer G method searching without end."""
+    for node in sympy.preorder_traversal(integrand):
+        if isinstance(node, sympy.exp) and node.args[0].has(variable) and any(
+                inner.has(variable) for inner in node.args[0].atoms(*_INNER_KERNELS)):
+            return node
+    return None
+
+
+def transcendental_radical(expr: sympy.Expr, variable: sympy.Symbol):
+    """The first power ``B**e`` of ``expr`` with ``e`` not an integer whose base holds a
+    function of ``variable`` (``sqrt(-p - log(1 - p))``, ``sqrt(polygamma(1, nu))``), or None.
+
+    The Risch algorithm decides transcendental integrands only without such radicals, and
+    SymPy's heuristic methods search them without end (the logarithmic series' line element)."""
+    for power in sorted(expr.atoms(sympy.Pow), key=sympy.default_sort_key):
+        base, exponent = power.as_base_exp()
+        if exponent.is_Integer or not base.has(variable):
+            continue
+        if any(node.has(variable) for node in base.atoms(sympy.Function)):
+            return power
+    return None
+
+
+#: Functions of the variable that make an exponential around them a nested kernel.
+_INNER_KERNELS = (sympy.exp, sympy.cos, sympy.sin, sympy.cosh, sympy.sinh)
 
 
 def transcendental_denominator(integrand: sympy.Expr, variable: sympy.Symbol):

@@ -16,7 +16,9 @@ exponent, and the log-free integrals are Euler's:
   beta((a+1)/q, e+1)/q`` (Kumaraswamy).
 
 :func:`close_by_exponential_substitution` maps a doubly exponential kernel on the real line
-(``exp(-t - exp(-t))``) onto the half-line by ``u = exp(c*t)``; :func:`close_by_periodic_bessel`
+(``exp(-t - exp(-t))``) onto the half-line by ``u = exp(c*t)``, and
+:func:`close_by_decaying_exponential` the half-line onto (0, 1) by ``u = exp(-c*t)`` (the
+exponentiated exponential's ``(1 - exp(-lam*t))**(a - 1)``); :func:`close_by_periodic_bessel`
 closes ``Integral(P(cos t, sin t) * exp(b*cos t), (t, -pi, pi))`` (von Mises) through
 ``cos(t)**n exp(b cos t) = d^n/db^n exp(b cos t)`` and ``Integral(exp(b cos t)) = 2 pi I_0(b)``.
 
@@ -32,6 +34,8 @@ from dataclasses import dataclass, field
 
 import sympy
 
+from raosym.derive.budget import run_with_budget
+from raosym.derive.closers import fresh_symbol
 from raosym.derive.steps import ProofStep
 
 STRATEGY = "Euler integral"
@@ -396,27 +400,188 @@ def close_by_exponential_substitution(integrand: sympy.Expr, t: sympy.Symbol) ->
     for the caller to close on the half-line, or None."""
     inner = {exponential.args[0] for node in integrand.atoms(sympy.exp)
              for exponential in node.args[0].atoms(sympy.exp) if exponential.has(t)}
-    slopes = {sympy.expand(argument).coeff(t) for argument in inner}
+    slope = _one_slope(inner, t)
+    if slope is None:
+        return None
+    return _substituted(integrand, t, slope, (-sympy.oo, sympy.oo), (0, sympy.oo),
+                        "the doubly exponential kernel becomes a power of u times the "
+                        "exponential of a power of u")
+
+
+def close_by_decaying_exponential(integrand: sympy.Expr, t: sympy.Symbol) -> tuple | None:
+    """``Integral(integrand, (t, 0, oo))`` in which ``t`` enters through ``exp(-c t)``
+    (``c > 0``) and polynomially (the exponentiated exponential's
+    ``(1 - exp(-lam*t))**(a - 1)``): substitute ``u = exp(-c t)``, which maps the half-line onto
+    (0, 1), where Euler's Beta integral applies, with ``t = -log(u)/c`` a logarithm.
+    Returns ``(step, u_integrand, u)`` for the caller to close on (0, 1), or None."""
+    slope = _one_slope({node.args[0] for node in integrand.atoms(sympy.exp) if node.has(t)}, t)
+    if slope is None or slope.is_negative is not True:
+        return None
+    return _substituted(integrand, t, slope, (0, sympy.oo), (0, 1),
+                        "the powers of the exponential become powers of u")
+
+
+def _one_slope(arguments, t):
+    """The common ``c`` of exponents ``c*t`` (every argument linear in ``t`` with one slope of
+    known sign), or None."""
+    slopes = {sympy.expand(argument).coeff(t) for argument in arguments}
     if len(slopes) != 1:
         return None
     (slope,) = slopes
     if slope == 0 or slope.has(t) or (slope.is_positive is not True and slope.is_negative is not True):
         return None
+    return slope
+
+
+_RANGE_NAMES = {(-sympy.oo, sympy.oo): "the real line", (0, sympy.oo): "(0, oo)", (0, 1): "(0, 1)"}
+
+
+def _substituted(integrand, t, slope, old_range, new_range, effect: str) -> tuple | None:
     u = sympy.Symbol("u", positive=True)
     substituted = integrand.subs(t, sympy.log(u) / slope) / (abs(slope) * u)
     substituted = sympy.powsimp(sympy.expand_power_exp(sympy.expand_log(substituted, force=True)))
     if substituted.has(t):
         return None
+    old, new = _RANGE_NAMES[old_range], _RANGE_NAMES[new_range]
     step = ProofStep(
         f"Substitute u = exp({sympy.sstr(slope * t)}).",
-        sympy.Integral(integrand, (t, -sympy.oo, sympy.oo)),
-        sympy.Integral(substituted, (u, 0, sympy.oo)),
-        f"t -> exp({sympy.sstr(slope * t)}) is a smooth monotone bijection of the real line "
-        f"onto (0, oo), with t = {sympy.sstr(sympy.log(u) / slope)} and "
-        f"dt = {sympy.sstr(1 / (abs(slope) * u))} du; the doubly exponential kernel becomes a "
-        "power of u times the exponential of a power of u",
+        sympy.Integral(integrand, (t, *old_range)),
+        sympy.Integral(substituted, (u, *new_range)),
+        f"{t} -> exp({sympy.sstr(slope * t)}) is a smooth monotone bijection of {old} "
+        f"onto {new}, with {t} = {sympy.sstr(sympy.log(u) / slope)} and "
+        f"d{t} = {sympy.sstr(1 / (abs(slope) * u))} du; {effect}",
         STRATEGY)
     return step, substituted, u
+
+
+def close_by_logarithmic_substitution(integrand: sympy.Expr, x: sympy.Symbol, lower, upper,
+                                      *, budget: float) -> tuple | None:
+    """``Integral(integrand, (x, lower, upper))`` in which ``x`` enters through one logarithm
+    ``log(A(x))`` (the log-normal's ``log(x)``, the logit-normal's ``log(x/(1 - x))``):
+    substitute ``t = log(A(x))`` when that leaves no logarithm of ``t`` (a Gaussian integral
+    from a log-normal). Returns ``(step, t_integrand, t, t_lower, t_upper)`` or None."""
+    t = fresh_symbol("t", integrand, real=True)
+    for logarithm in sorted(integrand.atoms(sympy.log), key=sympy.default_sort_key):
+        argument = logarithm.args[0]
+        if not argument.has(x):
+            continue
+        mapped = _logarithmic_substitution(integrand, x, argument, t, lower, upper, budget)
+        if mapped is not None:
+            return mapped
+    return None
+
+
+def _logarithmic_substitution(integrand, x, argument, t, lower, upper, budget) -> tuple | None:
+    inverses = run_with_budget(sympy.solve, sympy.Eq(argument, sympy.exp(t)), x, seconds=budget,
+                               what=f"the inverse of t = log({sympy.sstr(argument)})")
+    if len(inverses) != 1:
+        return None
+    (inverse,) = inverses
+    slope = sympy.factor(sympy.simplify(sympy.diff(inverse, t)))
+    if slope.is_positive is not True and slope.is_negative is not True:
+        return None  # not shown to be monotone
+    # cancel: (exp(t) + 1)**2/(exp(2*t) + 2*exp(t) + 1) is 1, which simplify alone leaves.
+    substituted = sympy.simplify(sympy.cancel(sympy.expand_log(
+        integrand.subs(x, inverse) * abs(slope), force=True)))
+    if substituted.has(x) or any(node.has(t) for node in substituted.atoms(sympy.log)):
+        return None
+    ends = [sympy.limit(sympy.log(argument), x, lower, "+"),
+            sympy.limit(sympy.log(argument), x, upper, "-")]
+    if any(end.has(sympy.AccumBounds, sympy.zoo, sympy.nan) for end in ends):
+        return None
+    # A decreasing map sends the upper end to the lower one; |dx/dt| keeps the sign.
+    t_lower, t_upper = reversed(ends) if slope.is_negative else ends
+    step = ProofStep(
+        f"Substitute {t} = log({sympy.sstr(argument)}).",
+        sympy.Integral(integrand, (x, lower, upper)),
+        sympy.Integral(substituted, (t, t_lower, t_upper)),
+        f"{x} -> log({sympy.sstr(argument)}) is a smooth monotone bijection of "
+        f"({sympy.sstr(lower)}, {sympy.sstr(upper)}) onto ({sympy.sstr(t_lower)}, "
+        f"{sympy.sstr(t_upper)}), with {x} = {sympy.sstr(inverse)} and "
+        f"d{x} = {sympy.sstr(slope)} d{t}",
+        "substitution")
+    return step, substituted, t, t_lower, t_upper
+
+
+# ------------------------------------------------- rational functions of cos t, sin t, a period
+
+
+def close_by_residues(integrand: sympy.Expr, t: sympy.Symbol, lower, upper,
+                      interior: dict) -> Closed | None:
+    """``Integral(R(cos t, sin t), (t, -pi, pi))`` with ``R`` rational (the wrapped Cauchy
+    family, the cardioid): ``z = exp(i t)`` makes it a contour integral over the unit circle,
+    ``2 pi i`` times the residues of ``R((z + 1/z)/2, (z - 1/z)/(2i))/(i z)`` at the poles inside.
+
+    Which poles lie inside is read at ``interior``, a point of the parameters' domains: on the
+    circle the function is the integrand, finite for every parameter of the (connected) domain,
+    so no pole crosses the circle and the poles inside are the same at every point. Returns
+    ``(value, steps)`` or None."""
+    if (lower, upper) != (-sympy.pi, sympy.pi):
+        return None
+    c, s = sympy.Dummy("c"), sympy.Dummy("s")
+    rational = sympy.expand_trig(integrand).subs({sympy.cos(t): c, sympy.sin(t): s})
+    if rational.has(t) or not rational.is_rational_function(c, s):
+        return None
+    z = fresh_symbol("z", integrand)
+    on_circle = sympy.cancel(sympy.together(
+        rational.subs({c: (z + 1 / z) / 2, s: (z - 1 / z) / (2 * sympy.I)}) / (sympy.I * z)))
+    numerator, denominator = sympy.fraction(on_circle)
+    poles = _poles(denominator, z)
+    if poles is None:
+        return None
+    inside = [(pole, order) for pole, order in poles if _modulus(pole, interior) < 1]
+    if any(abs(_modulus(pole, interior) - 1) < 1e-12 for pole, _ in poles):
+        return None
+    residues = [_residue(numerator, denominator, z, pole, order, poles) for pole, order in inside]
+    value = sympy.simplify(sympy.factor(2 * sympy.pi * sympy.I * sympy.Add(*residues)))
+    if value.has(sympy.I, z):
+        return None
+    steps = (
+        ProofStep(
+            f"Substitute {z} = exp(i {t}): the integral over the period is one over the unit "
+            "circle.", sympy.Integral(integrand, (t, lower, upper)),
+            sympy.Integral(on_circle, z),
+            f"cos {t} = (z + 1/z)/2, sin {t} = (z - 1/z)/(2i) and d{t} = dz/(i z) on |z| = 1, "
+            "traversed once counterclockwise as t runs over the period", "residues"),
+        ProofStep(
+            "Sum the residues at the poles inside the unit circle.",
+            sympy.Integral(on_circle, z), value,
+            "the residue theorem; the poles inside are "
+            + ", ".join(f"z = {sympy.sstr(pole)} (order {order})" for pole, order in inside)
+            + ": which lie inside is the same for every parameter of the domain, since the "
+            "integrand is finite on the circle (no pole crosses it), and is read at "
+            + ", ".join(f"{symbol} = {sympy.sstr(value)}" for symbol, value in
+                        sorted(interior.items(), key=lambda item: item[0].name)),
+            "residues"),
+    )
+    return value, steps
+
+
+def _poles(denominator, z):
+    """``[(pole, order)]`` of ``1/denominator`` in ``z``, from its irreducible factors (so that
+    ``rho z^2 - (1 + rho^2) z + rho`` gives ``rho`` and ``1/rho``, not square roots), or None
+    when a factor has no roots in radicals."""
+    poles = []
+    for factor, multiplicity in sympy.factor_list(denominator, z)[1]:
+        if not factor.has(z):
+            continue
+        roots = sympy.roots(sympy.Poly(factor, z))
+        if sum(roots.values()) != sympy.degree(factor, z):
+            return None
+        poles += [(root, order * multiplicity) for root, order in roots.items()]
+    return poles
+
+
+def _modulus(pole, interior) -> float:
+    return abs(complex(sympy.N(pole.subs(interior), 30)))
+
+
+def _residue(numerator, denominator, z, pole, order, poles):
+    """The residue at a pole of order m: ``(1/(m - 1)!) d^(m-1)/dz^(m-1) [(z - pole)^m f]``."""
+    leading = sympy.Poly(denominator, z).LC()
+    others = sympy.Mul(*[(z - other) ** m for other, m in poles if other != pole])
+    regular = numerator / (leading * others)
+    return sympy.diff(regular, z, order - 1).subs(z, pole) / sympy.factorial(order - 1)
 
 
 # ------------------------------------------------------------- exp(b cos t) over a full period

@@ -46,7 +46,8 @@ def verification_record(verified: Verified) -> VerificationRecord:
     for check in verified.checks:
         by_quantity.setdefault(check.quantity, []).append(check)
     quantities = tuple(
-        QuantityRecord(name, len(checks), min(check.digits for check in checks),
+        QuantityRecord(name, len(checks),
+                       min((check.digits for check in checks if check.reached), default=0.0),
                        checks[0].required)
         for name, checks in by_quantity.items()  # in the order the verify stage checked them
     )

@@ -35,6 +35,18 @@ class Domain:
             assumptions["nonnegative"] = True
         return assumptions
 
+    def interior_point(self) -> sympy.Expr:
+        """A value well inside the domain: the midpoint of a bounded interval, one inside a
+        half-line's end, 0 on the whole line."""
+        lower, upper = self.lower, self.upper
+        if lower.is_finite and upper.is_finite:
+            return (lower + upper) / 2
+        if lower.is_finite:
+            return lower + 1
+        if upper.is_finite:
+            return upper - 1
+        return sympy.S.Zero
+
     def contains(self, value) -> bool:
         """Whether a number lies in the domain (nan never does)."""
         value = sympy.sympify(value)

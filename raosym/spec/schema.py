@@ -400,7 +400,7 @@ class _SpecBuilder:
 
     def _mechanism_name(self, table: dict, key: str, candidates: Mapping, role: str) -> Parameter:
         if key not in table:
-            raise self._error(f"an additive mechanism needs '{key}', the name of its {role}",
+            raise self._error(f"an additive mechanism needs '{key}': the name of {role}",
                               "mechanism")
         name = table[key]
         if not isinstance(name, str):

@@ -45,7 +45,7 @@ from raosym.verify.points import (
     nearest_representative,
     sample_points,
 )
-from raosym.verify.quadrature import expectation
+from raosym.verify.quadrature import PrecisionUnreachable, expectation
 
 #: Working precision of every numeric check, in decimal digits.
 WORKING_DIGITS = 40
@@ -74,10 +74,14 @@ class Check:
     numeric: str
     digits: float
     required: float = REQUIRED_DIGITS
+    #: False when the numeric side could not be carried to the required precision (a sum whose
+    #: tail falls too slowly to bound): the check says so, and ``numeric`` why, instead of
+    #: reporting a disagreement. It neither passes nor fails.
+    reached: bool = True
 
     @property
     def passed(self) -> bool:
-        return self.digits >= self.required
+        return self.reached and self.digits >= self.required
 
 
 @dataclass(frozen=True)
@@ -97,9 +101,9 @@ class Verified:
         """The worst agreement among the checks of the Fisher entries (closed ones held to
         :data:`REQUIRED_DIGITS`, numeric ones to :data:`NUMERIC_FISHER_DIGITS`) and the
         curvature; distance checks have their own, listed requirements."""
-        return min(check.digits for check in self.checks
-                   if check.required == REQUIRED_DIGITS
-                   or (check.required == NUMERIC_FISHER_DIGITS and check.quantity.startswith("g_")))
+        return min(check.digits for check in self.checks if check.reached and (
+            check.required == REQUIRED_DIGITS
+            or (check.required == NUMERIC_FISHER_DIGITS and check.quantity.startswith("g_"))))
 
     def _repr_latex_(self) -> str:
         """Jupyter display: the derivation and its verification (see raosym.display)."""
@@ -135,31 +139,51 @@ def fisher_checks(derivation: Derivation, points) -> list[Check]:
     """Closed entries against quadrature; numeric entries by two independent methods."""
     spec = derivation.spec
     score = scores(spec)
+    integrands = {entry: score[entry.row] * score[entry.column] * spec.density
+                  for entry in derivation.entries}
     checks = []
     for point in points:
-        values = {}
-        integrands = {entry: score[entry.row] * score[entry.column] * spec.density
-                      for entry in derivation.entries}
-        for entry in derivation.entries:
-            values[entry] = _fisher_pair(spec, entry, score, integrands[entry], point)
-        diagonal = {entry.row: value[0] for entry, value in values.items()
-                    if entry.row == entry.column}
-        for entry in derivation.entries:
-            i, j = entry.row, entry.column
-            scale = mpmath.sqrt(abs(diagonal[i] * diagonal[j]))
-            if (entry.value is not None
-                    and digits_of_agreement(*values[entry], scale) < REQUIRED_DIGITS):
-                # The quadrature may be what fell short (a kink with |x - mu|**(N - 1) next
-                # to it loses 14 of 40 digits): it is repeated at a higher precision, and the
-                # check is the comparison there, never a disagreement of the coarse one.
-                with mpmath.workdps(mpmath.mp.dps + ESCALATION_DIGITS):
-                    values[entry] = _fisher_pair(spec, entry, score, integrands[entry], point)
-        for entry, (first, second) in values.items():
-            i, j = entry.row, entry.column
-            name = f"g_{spec.coordinates[i].name}_{spec.coordinates[j].name}"
-            scale = mpmath.sqrt(abs(diagonal[i] * diagonal[j]))
-            required = REQUIRED_DIGITS if entry.value is not None else NUMERIC_FISHER_DIGITS
-            checks.append(_check(name, point, first, second, scale, required=required))
+        try:
+            checks += _fisher_checks_at(spec, derivation.entries, score, integrands, point)
+        except PrecisionUnreachable as error:
+            checks += [Check(_entry_name(spec, entry), describe_point(point),
+                             mpmath.nstr(evaluate(entry.value, point), 35)
+                             if entry.value is not None else "numeric",
+                             f"not reached: {error}", 0.0,
+                             REQUIRED_DIGITS if entry.value is not None
+                             else NUMERIC_FISHER_DIGITS, reached=False)
+                       for entry in derivation.entries]
+    return checks
+
+
+def _entry_name(spec, entry) -> str:
+    return f"g_{spec.coordinates[entry.row].name}_{spec.coordinates[entry.column].name}"
+
+
+def _fisher_checks_at(spec, entries, score, integrands, point) -> list[Check]:
+    """The checks of every entry at one point (raises PrecisionUnreachable when a numeric
+    side cannot be carried to the working precision there)."""
+    checks, values = [], {}
+    for entry in entries:
+        values[entry] = _fisher_pair(spec, entry, score, integrands[entry], point)
+    diagonal = {entry.row: value[0] for entry, value in values.items()
+                if entry.row == entry.column}
+    for entry in entries:
+        i, j = entry.row, entry.column
+        scale = mpmath.sqrt(abs(diagonal[i] * diagonal[j]))
+        if (entry.value is not None
+                and digits_of_agreement(*values[entry], scale) < REQUIRED_DIGITS):
+            # The quadrature may be what fell short (a kink with |x - mu|**(N - 1) next
+            # to it loses 14 of 40 digits): it is repeated at a higher precision, and the
+            # check is the comparison there, never a disagreement of the coarse one.
+            with mpmath.workdps(mpmath.mp.dps + ESCALATION_DIGITS):
+                values[entry] = _fisher_pair(spec, entry, score, integrands[entry], point)
+    for entry, (first, second) in values.items():
+        i, j = entry.row, entry.column
+        scale = mpmath.sqrt(abs(diagonal[i] * diagonal[j]))
+        required = REQUIRED_DIGITS if entry.value is not None else NUMERIC_FISHER_DIGITS
+        checks.append(_check(_entry_name(spec, entry), point, first, second, scale,
+                             required=required))
     return checks
 
 
@@ -361,13 +385,20 @@ def _optional_checks(derivation: Derivation, quantity: str, run, **dropped):
 
 
 def _failure_message(derivation: Derivation, checks: list[Check]) -> str | None:
-    failed = [check for check in checks if not check.passed]
-    if not failed:
-        return None
-    first = failed[0]
-    return (f"{len(failed)} of {len(checks)} checks failed; first: {first.quantity} at "
-            f"{first.point}: symbolic {first.symbolic} vs numeric {first.numeric} "
-            f"({first.digits} digits agree, {first.required:g} required)")
+    failed = [check for check in checks if check.reached and not check.passed]
+    if failed:
+        first = failed[0]
+        return (f"{len(failed)} of {len(checks)} checks failed; first: {first.quantity} at "
+                f"{first.point}: symbolic {first.symbolic} vs numeric {first.numeric} "
+                f"({first.digits} digits agree, {first.required:g} required)")
+    # A quantity whose every check fell short of its precision is not verified.
+    reached = {check.quantity for check in checks if check.reached}
+    unchecked = [check for check in checks if check.quantity not in reached]
+    if unchecked:
+        first = unchecked[0]
+        return (f"{first.quantity} could not be checked to {first.required:g} digits at any "
+                f"point; at {first.point}: {first.numeric}")
+    return None
 
 
 def _raise_on_failure(derivation: Derivation, checks: list[Check]) -> None:

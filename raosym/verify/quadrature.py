@@ -25,6 +25,11 @@ _POWER = 16
 _NEGLIGIBLE = mpmath.mpf(10) ** -80
 
 
+class PrecisionUnreachable(ArithmeticError):
+    """A sum or integral that cannot be carried to the working precision: the check that
+    needed it says so (a check not reached), never that the two sides disagree."""
+
+
 def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict, *,
                 method: str = "tanh-sinh") -> mpmath.mpf:
     """``sum`` or ``integral`` over the support of ``integrand`` (already multiplied by f);
@@ -53,7 +58,9 @@ def _hoisted(integrand: sympy.Expr, x: sympy.Symbol, point: dict) -> tuple[sympy
     """The special functions of the parameters alone (a normalizer ``besseli(0, kappa)``,
     ``gamma(k)``, ``polygamma(0, N)``) replaced by symbols evaluated once at the point, instead
     of at every quadrature node: for von Mises this is most of the verification's time."""
-    constant = sorted({node for node in integrand.atoms(sympy.Function)
+    # Derivatives too (Zipf's Derivative(zeta(s), s)): xreplace then replaces the whole
+    # derivative, where hoisting only the zeta(s) inside it would make it 0.
+    constant = sorted({node for node in integrand.atoms(sympy.Function, sympy.Derivative)
                        if not node.has(x) and node.free_symbols}, key=sympy.default_sort_key)
     if not constant:
         return integrand, point
@@ -71,7 +78,7 @@ def _series(at, lower, upper) -> mpmath.mpf:
     ``lower`` fails when the terms first rise for thousands of terms (a negative binomial at
     p = 0.001 has its mass near 1500)."""
     start = int(lower)
-    largest, peak = None, start
+    largest, peak, negligible = None, start, mpmath.inf
     for power in range(64):
         k = start + 2**power - 1
         if k > upper:
@@ -80,20 +87,95 @@ def _series(at, lower, upper) -> mpmath.mpf:
         if largest is None or value > largest:
             largest, peak = value, k
         elif value < largest * _NEGLIGIBLE:
+            negligible = k
             break
     stop = min(2 * peak - start + 1, int(upper) if upper != mpmath.inf else 2 * peak - start + 1)
     if stop - start > _FINITE_SUM_LIMIT:
-        return mpmath.nsum(at, [lower, upper])
+        return _euler_maclaurin_sum(at, start, negligible, upper)
     head = mpmath.fsum(at(mpmath.mpf(k)) for k in range(start, stop + 1))
     if stop >= upper:
         return head
-    first, second = at(mpmath.mpf(stop + 1)), at(mpmath.mpf(stop + 2))
-    slow = first != 0 and abs(second / first) > _SLOW_RATIO
-    # A slowly falling tail (terms in ratio 0.999) defeats Richardson and Shanks, whose
-    # estimates then agree with each other on a wrong value; Euler-Maclaurin (a quadrature of
-    # the terms as a function of k) converges there.
-    method = "euler-maclaurin" if slow else "richardson+shanks"
-    return head + mpmath.nsum(at, [stop + 1, upper], method=method)
+    # A slowly falling tail (terms in ratio 0.999, or a power law k^-s) defeats Richardson and
+    # Shanks, whose estimates then agree with each other on a wrong value.
+    if _slowly_falling(at, stop + 1, upper):
+        return head + _euler_maclaurin_sum(at, stop + 1, negligible, upper)
+    return head + mpmath.nsum(at, [stop + 1, upper], method="richardson+shanks")
+
+
+def _euler_maclaurin_sum(at, start: int, negligible, upper) -> mpmath.mpf:
+    """A sum whose terms fall slowly (Zipf's k^-1.3) or peak too far out to add one by one (a
+    Borel pmf at mu = 0.999 has its mass spread to k ~ 10^7): the first ``_HEAD_TERMS`` terms
+    added directly, the rest by Euler-Maclaurin (``mpmath.sumem``; its corrections converge
+    only that far from the start).
+
+    Its integral part is a quadrature in log k, split at powers of 4: in log k a power law
+    decays exponentially, where one tanh-sinh rule over [K, oo) in k loses ten digits. It ends
+    at ``negligible``, an index where the terms fell below 1e-80 of their largest (a tail that
+    falls exponentially; beyond it the terms are not even evaluated, ``log(k!)`` at k = e^1000
+    would take hours), else at infinity."""
+    first = start + _HEAD_TERMS
+    head = mpmath.fsum(at(mpmath.mpf(k)) for k in range(start, min(first, upper + 1)))
+    if first > upper:
+        return head
+    end, step = min(upper, negligible), mpmath.log(4)
+    points = [mpmath.log(first)]
+    # To the end, or to k = 4^32 K (10^22) in a power law's slow tail, beyond which the
+    # integrand in log k is the exponential fitted to its last two points: evaluating the
+    # terms at k = e^(10^6), where quadrature nodes towards infinity fall, takes hours.
+    while points[-1] + step < (mpmath.log(end) if end != mpmath.inf else points[0] + 32 * step):
+        points.append(points[-1] + step)
+
+    def in_log(u):
+        # Terms at k = e^u lose about log10(k) digits to cancellation between functions of k
+        # and of k + a (Yule-Simon's digamma(k) - digamma(k + rho + 1) ~ -(rho + 1)/k).
+        with mpmath.extradps(int(u / mpmath.ln10) + 5):
+            return at(mpmath.exp(u)) * mpmath.exp(u)
+
+    if end != mpmath.inf:
+        points.append(mpmath.log(end))
+        return head + mpmath.sumem(at, [first, upper], integral=mpmath.quad(in_log, points))
+    # The tail fitted at two cut-offs 4^8 apart: a power law times log(k)^2 (a Zipf score
+    # squared) is no single exponential in log k, and the two then disagree. That is a check
+    # not reached, never a disagreement of the check itself.
+    near = mpmath.quad(in_log, points)
+    farther = points[-1] + 8 * step
+    beyond = near + mpmath.quad(in_log, [points[-1], farther])
+    integral = near + _fitted_tail(in_log, points[-1], step)
+    extended = beyond + _fitted_tail(in_log, farther, step)
+    if abs(integral - extended) > abs(extended) * mpmath.mpf(10) ** (5 - mpmath.mp.dps):
+        raise PrecisionUnreachable(
+            f"the tail of a slowly falling sum beyond k = {mpmath.nstr(mpmath.exp(points[-1]), 3)}"
+            f" is not yet a power law (two estimates differ by "
+            f"{mpmath.nstr(abs(integral - extended) / abs(extended), 2)} relative)")
+    return head + mpmath.sumem(at, [first, upper], integral=integral)
+
+
+def _fitted_tail(in_log, cut, step) -> mpmath.mpf:
+    """The integral beyond ``cut`` of an integrand in log k taken as the exponential through
+    its values at ``cut - step`` and ``cut``."""
+    last, before = in_log(cut), in_log(cut - step)
+    if not (last > 0 and before > last):
+        raise PrecisionUnreachable(
+            f"the terms of a slowly falling sum do not yet fall like a power at k = "
+            f"{mpmath.nstr(mpmath.exp(cut), 3)}, so its tail cannot be bounded")
+    return last / (mpmath.log(before / last) / step)
+
+
+#: Terms of a far-reaching sum added one by one before its Euler-Maclaurin tail.
+_HEAD_TERMS = 1000
+
+
+def _slowly_falling(at, first: int, upper) -> bool:
+    """Whether the terms from ``first`` on fall slower than geometrically with ratio 0.9: the
+    ratio of consecutive terms is read at ``first`` and far beyond it, because a power-law tail
+    (Zipf's k^-s, Yule-Simon's) has small first ratios, (3/4)^4 for k^-4, that tend to 1."""
+    for k in (first, first + 10**3, first + 10**6):
+        if k + 1 > upper:
+            break
+        term, following = at(mpmath.mpf(k)), at(mpmath.mpf(k + 1))
+        if term != 0 and abs(following / term) > _SLOW_RATIO:
+            return True
+    return False
 
 
 #: Ratio of consecutive terms above which a tail counts as slowly falling.
