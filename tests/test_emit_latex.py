@@ -86,8 +86,9 @@ def test_proofs_are_the_recorded_steps_in_order(catalog, generated_tree, name):
 def test_exponential_family_steps_are_shared(generated_tree):
     text = (generated_tree / "latex" / "gamma.tex").read_text()
     assert text.count("exponential-family form") == 1
-    # recognition, T/eta/A, first derivatives, two means, second derivatives
-    assert text.count("Steps 1--6 above, then:") == 3
+    # recognition, T/eta/A, first derivatives, the means (solved for together), second
+    # derivatives
+    assert text.count("Steps 1--5 above, then:") == 3
 
 
 def test_line_element_symbol_differs_from_a_coordinate_differential(generated_tree):
@@ -208,8 +209,8 @@ def test_exponential_family_proofs_show_t_eta_a_and_the_hessian(catalog, generat
         base = sympy.simplify(log_f - sum(e * t for e, t in zip(eta, statistics))
                               + log_partition)
         assert not base.free_symbols & set(coordinates), (name, base)
-        means = [s.rhs for s in steps if s.lhs is not None and s.lhs.func.__name__
-                 == "Expectation"]
+        means = [rhs for s in steps for lhs, rhs in ((s.lhs, s.rhs), *s.also)
+                 if lhs is not None and lhs.func.__name__ == "Expectation"]
         assert len(means) == len(statistics)
         for theta in coordinates:
             assert sympy.simplify(sum(sympy.diff(e, theta) * m for e, m in zip(eta, means))
