@@ -24,11 +24,16 @@ from raosym.plot import appendix_figures
 LATEX = REPOSITORY / "generated" / "latex"
 #: An overfull box up to this wide (in pt) is invisible; anything wider runs into the margin.
 TOLERANCE_PT = 1.0
-#: Text that must not appear in the PDF: SymPy/Python syntax, internal names, tool messages.
+#: Text that must not appear in the PDF: SymPy/Python syntax, internal names, tool messages,
+#: and the tool itself: a proof says which mathematical fact justifies a step, not which
+#: program took it ("SymPy's integrate", "SymPy simplify", "gammasimp").
 RAW_TOKENS = ("**", "sqrt(", "Abs(", "polygamma(", "Integral(", "_w", "mumu", "RAOSYM_",
-              "ran out of time", "raosym_")
+              "ran out of time", "raosym_", "SymPy", "sympy", "gammasimp", "expand_func",
+              "besseli")
 #: ``oo`` (SymPy's infinity) as a word of its own.
 INFINITY = re.compile(r"(?<![A-Za-z])oo(?![A-Za-z])")
+#: A Bessel function in SymPy's call form, ``I(1, κ)``, where the text writes ``I_1(κ)``.
+BESSEL_CALL = re.compile(r"(?<![A-Za-z])I\(\s*\d")
 
 _OVERFULL = re.compile(r"Overfull \\hbox \((?P<width>[\d.]+)pt too wide\) "
                        r"(?:in paragraph|in alignment|detected) at lines? (?P<lines>[\d-]+)")
@@ -91,6 +96,7 @@ def test_no_code_tokens_in_the_text(compiled):
     lines = text.splitlines()
     found = [(token, line.strip()) for line in lines for token in RAW_TOKENS if token in line]
     found += [("oo", line.strip()) for line in lines if INFINITY.search(line)]
+    found += [("I(n,", line.strip()) for line in lines if BESSEL_CALL.search(line)]
     assert not found, found[:20]
 
 

@@ -265,3 +265,22 @@ def test_closers_decline_other_shapes_quickly(closer, integrand):
     start = time.perf_counter()
     assert closer(integrand, t, budget=BUDGET) is None
     assert time.perf_counter() - start < 2.0
+
+
+def test_gamma_integrals_take_euler_s_route_not_a_series():
+    """An elementary integral is not sent through series machinery: a sum of t**k exp(-c t)
+    (Laplace's entries after the fold) is declined by the series closer and closed by Euler's
+    Gamma integral, with the value of the Gamma function itself (k! / c**(k + 1))."""
+    from raosym.derive.integrals import close_integral
+
+    b = sympy.Symbol("b", positive=True)
+    for integrand, expected in [(sympy.exp(-t), 1), ((t - 1) ** 2 * sympy.exp(-t), 1),
+                                (t**3 * sympy.exp(-2 * t / b), 6 * (b / 2) ** 4)]:
+        assert close_by_exponential_series(integrand, t, budget=BUDGET) is None
+        closed = close_integral(integrand, t, 0, sympy.oo, budget=BUDGET)
+        assert sympy.simplify(closed.value - expected) == 0
+        assert all(step.strategy != SERIES_STRATEGY for step in closed.steps)
+        assert any("Gamma integral" in step.justification for step in closed.steps)
+    # a kernel with a sum in its denominator still needs the series
+    assert close_by_exponential_series(sympy.exp(-t) / (1 + sympy.exp(-t)) ** 2, t,
+                                       budget=BUDGET) is not None

@@ -13,7 +13,12 @@ import re
 import pytest
 import sympy
 
-from raosym.emit.latex.layout import DISPLAY_WIDTH, display_rows, visible_width
+from raosym.emit.latex.layout import (
+    DISPLAY_WIDTH,
+    display_rows,
+    side_by_side,
+    visible_width,
+)
 from raosym.emit.latex.printer import ProofPrinter
 from raosym.emit.latex.prose import Prose, citations, title_latex
 from raosym.emit.pdf import compile_tex
@@ -85,12 +90,27 @@ def test_a_long_quotient_keeps_its_value(printer):
     assert rows[0].startswith(r"& \frac{1}{\nu^{2} + 1}")
 
 
+def test_short_equations_share_rows_and_long_ones_keep_theirs(printer):
+    """Side by side, the rows still hold every equation once, in order; a row never holds
+    more than fits, and an equation of several rows is not packed."""
+    short = [display_rows(sympy.Symbol(f"T_{k}"), X**k, printer) for k in range(1, 8)]
+    long = display_rows(sympy.Symbol("S"), _long_sum(), printer)
+    rows = side_by_side([*short[:4], long, *short[4:]])
+    assert 1 < len([r for r in rows if r.count("&=") > 1])
+    assert all(visible_width(r.replace("&", "")) <= DISPLAY_WIDTH + 6 for r in rows)
+    assert _flatten(rows) == _flatten([row for eq in (*short[:4], long, *short[4:])
+                                       for row in eq])
+    assert rows[rows.index(long[0]):rows.index(long[0]) + len(long)] == long
+
+
 def test_broken_displays_fit_the_page_as_typeset(printer, tmp_path):
     """pdflatex measures the rows: no line of a broken display is wider than the page."""
     displays = [display_rows(sympy.Symbol("S"), _long_sum(), printer),
                 display_rows(sympy.Integral(_long_sum(), (X, 0, sympy.oo)),
                              sympy.exp(_long_sum()), printer),
-                display_rows("", sympy.sqrt(_long_sum()) * sympy.log(_long_sum()), printer)]
+                display_rows("", sympy.sqrt(_long_sum()) * sympy.log(_long_sum()), printer),
+                side_by_side([display_rows(sympy.Symbol(f"A_{k}"), sympy.exp(MU * k) / SIGMA**k,
+                                           printer) for k in range(1, 12)])]
     body = "\n".join(r"\begin{align*}" + "\\\\\n".join(rows) + r"\end{align*}"
                      for rows in displays)
     (tmp_path / "rows.tex").write_text(
@@ -134,8 +154,16 @@ def test_sympy_syntax_becomes_notation(prose):
     assert text == (r"$\int_{0}^{\infty} u^{s - 1} e^{-u} \, \mathrm{d}u = \Gamma(s)$ "
                     "for $s > 0$")
     assert prose.latex("polygamma(1, nu/2)") == r"$\psi^{(1)}(\nu/2)$"
+    # Bessel functions with the order as a subscript, as the displays print them
+    assert prose.latex("b = -besseli(1, nu)/besseli(0, nu)") == \
+        r"$b = -I_{1}(\nu)/I_{0}(\nu)$"
+    assert prose.latex("`Γ'(z) = Γ(z) psi(z)`") == r"$\Gamma '(z) = \Gamma (z) \psi(z)$"
+    # an inverse function opening a sentence stays mathematics (never "Acosh u")
+    assert prose.latex("acosh u = log(u + 1)").startswith(r"$\operatorname{acosh} u")
     assert prose.latex("sqrt(g) |mu_1 - mu_2|") == r"$\sqrt{g} \lvert \mu_{1} - \mu_{2} \rvert$"
     assert prose.latex("the rate lam") == r"the rate $\lambda$"
+    assert prose.latex("an auxiliary exponent beta") == r"an auxiliary exponent $\beta$"
+    assert prose.latex("and sin^2 t = 1 - cos^2 t") == r"and $\sin ^{2} t = 1 - \cos ^{2} t$"
 
 
 def test_references_and_possessives_stay_text(prose):

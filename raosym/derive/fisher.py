@@ -115,13 +115,11 @@ def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:
                                  else terms[0] for terms in (combination, general))
             chain = tuple(dict.fromkeys(c for c in (general, combined) if c != value))
             step = ProofStep(
-                "Fisher information of an exponential family: the second derivatives of A, "
-                "less those of the natural parameters weighted by the means of the statistics.",
+                "The entry from the second derivatives and the means above.",
                 fisher_symbol(theta_i.name, theta_j.name),
                 value,
-                "log f is smooth in the coordinates for every x and the support does not "
-                "depend on them, so `E[s_i s_j] = -E[∂_i ∂_j log f] = ∂_i ∂_j A - Σ_a "
-                "(∂_i ∂_j eta_a) E[T_a]`; the second derivatives and means are those above",
+                "`g_ij = ∂_i ∂_j A - Σ_a (∂_i ∂_j eta_a) E[T_a]`, with the second "
+                "derivatives and the means above",
                 "exponential family",
                 chain=chain,
             )
@@ -181,17 +179,16 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacob
         "exponential family",
         also=tuple(derivatives[1:]),
     )
-    mean_steps = tuple(
-        ProofStep(
-            "The scores have mean zero, which fixes the mean of each sufficient statistic.",
-            Expectation(statistic),
-            mean,
-            "differentiating the normalization (the integral, or sum, of f is 1) under the "
-            "integral sign gives `E[s_i] = 0`, that is `J^T E[T] = ∇A` with J the Jacobian "
-            "of the natural parameters (their first derivatives above), which is invertible",
-            "exponential family",
-        )
-        for statistic, mean in zip(statistics, means)
+    # The means are solved for together (J^T E[T] = grad A), so they are one step.
+    mean_step = ProofStep(
+        "The scores have mean zero, which fixes the means of the sufficient statistics:",
+        Expectation(statistics[0]),
+        means[0],
+        "`E[s_i] = 0` is `J^T E[T] = ∇A`, solved for `E[T]`: the Jacobian J of the natural "
+        "parameters (their first derivatives above) is invertible",
+        "exponential family",
+        also=tuple((Expectation(statistic), mean)
+                   for statistic, mean in zip(statistics[1:], means[1:])),
     )
     seconds = []
     for i, theta_i in enumerate(coordinates):
@@ -212,7 +209,7 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacob
         "exponential family",
         also=tuple(seconds[1:]),
     )
-    return (recognize, read_off, first, *mean_steps, second)
+    return (recognize, read_off, first, mean_step, second)
 
 
 # --------------------------------------------------------------------------- discrete supports
@@ -242,8 +239,28 @@ def _summation(spec: FamilySpec, summand: sympy.Expr, *, budget: float) -> Close
         raise DerivationError(f"SymPy could not close the sum {sympy.sstr(series)}")
     value = tidy(result)
     strategy = "finite sum" if support.upper.is_finite else "series"
-    step = ProofStep("Sum the series.", series, value, "SymPy summation", strategy)
+    step = ProofStep("Sum the series.", series, value, _series_reason(summand, x), strategy)
     return ClosedIntegral(value, (step,))
+
+
+def _series_reason(summand: sympy.Expr, x: sympy.Symbol) -> str:
+    """The series a sum is, read off the ratio of consecutive terms of its kernel (the summand
+    without its polynomial factors): geometric (a constant ratio), exponential (the ratio
+    times x + 1 constant), otherwise hypergeometric (a ratio rational in x)."""
+    factors = sympy.Mul.make_args(sympy.factor(summand))
+    polynomial = any(f.has(x) and f.is_polynomial(x) for f in factors)
+    kernel = sympy.Mul(*(f for f in factors if not (f.has(x) and f.is_polynomial(x))))
+    ratio = sympy.simplify(kernel.subs(x, x + 1) / kernel)
+    times = f"a polynomial in {x} times " if polynomial else ""
+    derivatives = (" and its derivatives in q (which give the sums of the powers of "
+                   f"{x} times the terms)" if polynomial else "")
+    if not ratio.has(x):
+        return f"{times}the geometric series Sum(q**n, (n, 0, oo)) = 1/(1 - q) for |q| < 1{derivatives}"
+    if not sympy.simplify(ratio * (x + 1)).has(x):
+        return (f"{times}the exponential series Sum(q**n/factorial(n), (n, 0, oo)) = exp(q)"
+                f"{derivatives}")
+    return (f"a hypergeometric series (the ratio of consecutive terms is rational in {x}), "
+            "summed in closed form")
 
 
 def _is_integer_run(points) -> bool:
@@ -300,8 +317,7 @@ def _reduce_location_scale(spec, integrand, location, scale):
         before,
         after,
         f"substitute {sympy.sstr(change.lhs)} = {sympy.sstr(change.rhs)}, "
-        f"dx = {sympy.sstr(stretch)} dt; the family is a location-scale family, so the "
-        "parameters leave the integrand",
+        f"dx = {sympy.sstr(stretch)} dt: the integrand is then a function of t alone",
         "location-scale",
     )
     return coefficient, reduced, t, lower, step
@@ -332,9 +348,7 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
         "Definition: the Fisher information is the expected product of the scores.",
         name,
         _expectation_form(spec, integrand),
-        "s_i is the derivative of log f in the i-th coordinate; the score-product form "
-        "holds for every density, "
-        "including those with kinks",
+        "the score-product form, which holds at kinks too",
         "definition",
     )
     for strategy, rung in _entry_rungs(spec):

@@ -171,8 +171,8 @@ def _fold_symmetric(integrand, variable, *, budget) -> ClosedIntegral | None:
         "The integrand is even, so the integral is twice the integral over the half-line.",
         integral,
         2 * sympy.Integral(half, (half_line, 0, sympy.oo)),
-        f"substituting {variable} -> -{variable} leaves the integrand unchanged; on the "
-        "half-line every absolute value and sign takes its positive branch",
+        f"{variable} -> -{variable} leaves the integrand unchanged; on the half-line "
+        f"|{variable}| = {variable} and sign({variable}) = 1",
         "fold",
     )
     closed = _integrate(half, half_line, sympy.S.Zero, sympy.oo, budget=budget)
@@ -248,7 +248,7 @@ def _integrate(integrand, variable, lower, upper, *, budget) -> ClosedIntegral:
         raise DerivationError(
             f"could not close {sympy.sstr(integral)}: SymPy's integrate returned no closed form")
     value = tidy(value)
-    justification = "evaluated by SymPy's integrate (Risch, Meijer G and table methods)"
+    justification = integral_reason(integrand, variable, lower, upper)
     if conditions:
         justification += "; converges when " + " and ".join(map(sympy.sstr, conditions))
     step = ProofStep("Integrate.", integral, value, justification, "integrate")
@@ -296,6 +296,41 @@ def _close_substituted(mapped, lower, upper, budget) -> ClosedIntegral | None:
     except DerivationError:
         return None
     return ClosedIntegral(inner.value, (step, *inner.steps), inner.conditions)
+
+
+def integral_reason(integrand, variable, lower, upper) -> str:
+    """The mathematical fact that closes ``Integral(integrand, (variable, lower, upper))``, in
+    the words a proof gives: an exponential of a polynomial of degree 1 or 2 in the variable
+    (the pieces of Laplace and Gaussian integrals) is named, anything else is a standard
+    definite integral. The proof says why a step holds, never which program computed it."""
+    exponent = _exponent_of_exponential(integrand, variable)
+    degree = None
+    if exponent is not None:
+        try:
+            degree = sympy.Poly(exponent, variable).degree()
+        except sympy.PolynomialError:
+            degree = None
+    if degree == 1:
+        return (f"the antiderivative of exp(c {variable} + d) is exp(c {variable} + d)/c, "
+                "evaluated at the ends of the interval")
+    if degree == 2:
+        whole_line = (lower, upper) == (-sympy.oo, sympy.oo)
+        return ("completing the square in the exponent, by the Gaussian integral "
+                + ("Integral(exp(-A (y - m)**2), (y, -oo, oo)) = sqrt(pi/A) for A > 0"
+                   if whole_line else "(an error function between the ends of the interval)"))
+    return "a standard definite integral (tables of integrals), checked numerically below"
+
+
+def _exponent_of_exponential(integrand, variable) -> sympy.Expr | None:
+    """``P`` when ``integrand = c exp(P)`` with ``c`` free of the variable, else None."""
+    exponent = sympy.S.Zero
+    for factor in sympy.Mul.make_args(sympy.powsimp(integrand, combine="exp")):
+        if not factor.has(variable):
+            continue
+        if not isinstance(factor, sympy.exp):
+            return None
+        exponent += factor.args[0]
+    return sympy.expand(exponent) if exponent != 0 else None
 
 
 #: Functions whose appearance in a denominator keeps SymPy's integrate from closing an integral.

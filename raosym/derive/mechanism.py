@@ -102,7 +102,7 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
                               "parameter: f(x + mu; mu) depends on mu")
     steps.append(ProofStep(f"{mu} is a location parameter: f(x + {mu}; {mu}) = f(x; 0).",
                            spec.density.subs(x, x + mu), spec.density.subs(mu, 0),
-                           "SymPy simplifies the difference to 0", "location family"))
+                           f"substituting x + {mu} for x, every {mu} cancels", "location family"))
     index = spec.coordinate_symbols.index(mu)
     metric = fisher[index, index]  # as the Fisher ladder tidied it
     if metric.has(mu):
@@ -134,7 +134,7 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
         raise DerivationError(f"{spec.path}: {scale}*sqrt(g) depends on {constant.free_symbols}:"
                               f" '{scale}' is not the scale of the location family")
     steps.append(ProofStep("The calibration constant is dimensionless.", sympy.Symbol("k"),
-                           constant, f"k = {scale} sqrt(g_{mu}{mu}), SymPy simplification",
+                           constant, f"k = {scale} sqrt(g_{mu}{mu}), in which {scale} cancels",
                            "calibration"))
     calibration = delta * constant / THETA
     steps.append(ProofStep(f"Calibration: theta-Rao-DP for {scale} >= {delta} k / theta.",
@@ -188,11 +188,8 @@ def _composition(spec, mu, metric, theta, scale, delta, steps) -> sympy.Expr:
         "Composition: the joint release of two independent copies (locations mu_1, mu_2, "
         f"scales {s1}, {s2}) has the product density; its scores in the two locations are:",
         sympy.Derivative(sympy.log(joint_density), mu1), joint_scores[0],
-        f"differentiate log f(x_1; mu_1, {s1}) + log f(x_2; mu_2, {s2}); each score depends on "
-        "its own release alone, so by independence the cross term of the Fisher metric is the "
-        "product of the two scores' means, which are 0, and each diagonal entry is the Fisher "
-        "entry of one "
-        "release at its own scale",
+        f"differentiate log f(x_1; mu_1, {s1}) + log f(x_2; mu_2, {s2}): each score depends on "
+        "its own release alone",
         "composition",
         also=((sympy.Derivative(sympy.log(joint_density), mu2), joint_scores[1]),),
     ))
@@ -201,10 +198,8 @@ def _composition(spec, mu, metric, theta, scale, delta, steps) -> sympy.Expr:
         f"the outputs on adjacent datasets (locations moved by {d1} and {d2}) is the Euclidean "
         "one in sqrt(g)-scaled coordinates:",
         sympy.Symbol("theta_joint"), joint,
-        f"the distance of the segment from (mu_1, mu_2) to (mu_1 + {d1}, mu_2 + {d2}) in the "
-        "metric diag(g_1, g_2), with each g_k the Fisher entry of one release at its own "
-        "scale; it equals sqrt(theta_1^2 + theta_2^2) with theta_1, theta_2 the budgets of "
-        "the single releases (the difference of the squares cancels to 0)",
+        f"the length of the segment from (mu_1, mu_2) to (mu_1 + {d1}, mu_2 + {d2}), "
+        "with theta_1, theta_2 the budgets of the single releases",
         "composition",
         chain=(sympy.Pow(sympy.Add(*(sympy.Mul(d**2, m, evaluate=False)
                                      for d, m in zip((d1, d2), product_metric)), evaluate=False),
@@ -311,7 +306,7 @@ def asin_difference_form(expr: sympy.Expr, steps: list) -> sympy.Expr:
             "Cancellation-free budget: asin(u) - asin(v) = asin(u^2 - v^2) when u^2 + v^2 = 1 "
             "and u, v >= 0.", expr, stable,
             "u = sin(phi), v = cos(phi): both sides are 2 phi - pi/2 in [-pi/2, pi/2]"
-            + ("; SymPy checks the sines agree" if check == 0 else ""), "stable form"))
+            + ("; the sines of the two sides agree" if check == 0 else ""), "stable form"))
     return stable
 
 
@@ -345,5 +340,6 @@ def _solve_calibration(theta, moved, spec, steps):
     steps.append(ProofStep(f"Calibration: the budget theta is reached at {symbol} = "
                            f"{sympy.sstr(solution)} (the branch {symbol} > "
                            f"{sympy.sstr(fixed_points[0])}).", symbol, solution,
-                           "SymPy solve of theta(p) = theta", "calibration"))
+                           f"solving theta({symbol}) = theta for {symbol} on that branch",
+                           "calibration"))
     return solution, symbol

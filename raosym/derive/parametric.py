@@ -39,6 +39,8 @@ from raosym.derive.closers import fresh_symbol
 from raosym.derive.steps import ProofStep
 
 STRATEGY = "Euler integral"
+#: The strategy of the integrals over a period closed through the modified Bessel function I_0.
+BESSEL_STRATEGY = "periodic Bessel"
 Closed = tuple[sympy.Expr, tuple[ProofStep, ...]]
 
 
@@ -310,8 +312,8 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
         return None
     normal_form = sympy.Add(*(term.expression(t) for term in terms))
     steps = [ProofStep(
-        "Expand the integrand into terms c t^a K log^m B: a constant, a power of t, a power of "
-        "the kernel K and powers of the logarithms of its bases B.",
+        "Expand the integrand into terms c t^a K log^m B (a power of the kernel K, powers "
+        "of the logarithms of its bases B).",
         sympy.Integral(integrand, (t, lower, upper)),
         sympy.Integral(normal_form, (t, lower, upper)),
         "algebraic identity: products multiplied out, logarithms of products and powers "
@@ -327,8 +329,9 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
     substitutions = ", ".join(dict.fromkeys(euler.substitution for euler in base_steps
                                             if euler.substitution))
     identities = "; ".join(dict.fromkeys(euler.identity for euler in base_steps))
-    termwise = ("every parameter is positive at epsilon = 0, so each term converges" if not
-                continued else _CONTINUATION)
+    termwise = _CONTINUATION if continued else (
+        "every parameter is positive" + (" at epsilon = 0" if epsilon else "")
+        + ", so each term converges")
     steps.append(ProofStep(
         f"Substitute {substitutions}: each term is an Euler integral." if substitutions
         else "Each term is an Euler integral.",
@@ -341,20 +344,16 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
                                           else "."),
         substituted_form, value,
         "`Γ'(z) = Γ(z) psi(z)` and the derivative of polygamma(n, z) is polygamma(n + 1, z); "
-        "psi(1) = -gamma_E and polygamma(1, 1) = pi^2/6 (SymPy's diff and expand_func)"
+        "psi(1) = -gamma_E and polygamma(1, 1) = pi^2/6"
         if epsilon else "gamma(z + 1) = z gamma(z)", STRATEGY))
     return value, tuple(steps), tuple(dict.fromkeys(failing))
 
 
 #: Why a sum of Euler integrals that diverge one by one still gives the integral of the sum.
 _CONTINUATION = (
-    "some terms converge only for shifted parameters: multiply the integrand by "
-    "t^beta or by the power `beta` of the kernel's base, whichever makes the terms converge "
-    "for large beta; then every term converges and the integral is the sum of the "
-    "Euler values; both sides are analytic in beta as long as the whole integral converges, "
-    "which includes beta = 0 (the entry is finite: the verification computes it at every "
-    "sampled point), so by the identity theorem the sum of the analytically continued Euler "
-    "values at beta = 0 is the integral")
+    "some terms converge only for shifted parameters: their values are continued "
+    "analytically in an auxiliary exponent beta and the sum taken at beta = 0, where the "
+    "whole integral converges")
 
 
 def _first_base(terms, t, lower, upper) -> _Euler:
@@ -621,14 +620,12 @@ def close_by_periodic_bessel(integrand: sympy.Expr, t: sympy.Symbol, lower, uppe
                   "sin^2 t = 1 - cos^2 t.", sympy.Integral(integrand, (t, lower, upper)),
                   sympy.Integral(reduced.subs(c, sympy.cos(t)) * sympy.exp(argument),
                                  (t, lower, upper)),
-                  "the range is symmetric about 0 and cos is even, sin odd", STRATEGY),
+                  "the range is symmetric about 0 and cos is even, sin odd", BESSEL_STRATEGY),
         ProofStep("Write cos(t)^n exp(b cos t) as the n-th derivative in b and integrate: "
                   "the integral of exp(b cos t) over a period is 2 pi I_0(b).",
                   sympy.Integral(reduced.subs(c, sympy.cos(t)) * sympy.exp(argument),
                                  (t, lower, upper)), value,
-                  "the integral representation I_0(b) = (1/pi) Integral(exp(b cos t), (t, 0, "
-                  "pi)); differentiation under the integral sign is justified because the "
-                  "integrand is smooth in b and the range compact; I_0' = I_1, "
-                  "I_1' = I_0 - I_1/b", STRATEGY),
+                  "the n-th derivative in b of the integral representation of I_0, with I_1 "
+                  "the derivative of I_0 and I_0 - I_1/b that of I_1", BESSEL_STRATEGY),
     )
     return value, steps

@@ -27,11 +27,17 @@ from pathlib import Path
 
 import sympy
 
+from raosym.derive.divergence import RULES
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.forms import positive_form
-from raosym.emit.latex.layout import continued_rows, display_rows, visible_width
+from raosym.emit.latex.forms import literature_form, positive_form
+from raosym.emit.latex.layout import (
+    continued_rows,
+    display_rows,
+    side_by_side,
+    visible_width,
+)
 from raosym.emit.latex.printer import (
     ProofPrinter,
     fisher_latex,
@@ -39,7 +45,7 @@ from raosym.emit.latex.printer import (
     symbol_latex,
     tex_text,
 )
-from raosym.emit.latex.prose import Citation, citations, sentence, title_latex
+from raosym.emit.latex.prose import Citation, Prose, citations, sentence, title_latex
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.render import environment, template_digest
 from raosym.spec.model import Domain, FamilySpec, Support
@@ -71,8 +77,34 @@ def render_appendix(names: list[str]) -> dict[str, str]:
         "Do not edit: run `raosym generate`.",
     ]
     text = environment(TEMPLATES, latex=True).get_template("appendix.tex.j2").render(
-        header=header, families=sorted(names))
+        header=header, families=sorted(names), rules=_stated_rules())
     return {"latex/appendix.tex": text}
+
+
+#: The LaTeX label of each rewrite rule of the stable divergences (stated once, in the
+#: appendix's lemma of cancellation-free forms, and cited by label in the proofs).
+RULE_LABELS = {statement: f"raosym:rule-{number}" for number, statement in RULES.items()}
+
+
+def _stated_rules() -> list[dict]:
+    """The rewrite rules as the appendix's lemma states them, in the engine's own words."""
+    prose = Prose()
+    return [{"label": RULE_LABELS[statement], "statement": prose.latex(statement)}
+            for statement in RULES.values()]
+
+
+def justification_latex(text: str, prose: Prose) -> str:
+    """A step's justification as a sentence, with each rewrite rule it applies cited by its
+    label in the lemma that states it (``rules (R1) and (R2)``) instead of restated."""
+    parts = text.split("; ")
+    cited = [RULE_LABELS[part] for part in parts if part in RULE_LABELS]
+    pieces = [prose.latex(part) for part in parts if part not in RULE_LABELS]
+    if cited:
+        labels = [rf"(\ref{{{label}}})" for label in cited]
+        listed = labels[0] if len(labels) == 1 else (", ".join(labels[:-1])
+                                                     + " and " + labels[-1])
+        pieces.insert(0, ("rule " if len(labels) == 1 else "rules ") + listed)
+    return sentence("; ".join(pieces))
 
 
 # ----------------------------------------------------------------------------- context
@@ -97,7 +129,6 @@ def section_context(verified: Verified) -> dict:
         "variable": printer.doprint(spec.variable),
         "density": printer.doprint(spec.density),
         "support": support_latex(spec.support, printer),
-        "support_text": printer.prose.latex(spec.support.text),
         "density_kind": "probability mass function" if spec.support.discrete else "density",
         "coordinates": [_parameter(p.name, p.domain, printer) for p in spec.coordinates],
         "coordinate_tuple": ", ".join(symbol_latex(p.name) for p in spec.coordinates),
@@ -109,7 +140,8 @@ def section_context(verified: Verified) -> dict:
         "preliminary_steps": _steps(derivation.steps, printer, first=1, lemmas=FISHER_LEMMAS),
         "shared_steps": _steps(shared, printer, first=1, lemmas=FISHER_LEMMAS),
         "entries": [_entry(spec, entry, len(shared), printer) for entry in entries],
-        "geometry_steps": _steps(_geometry_steps(derivation.geometry.steps), printer, first=1),
+        "geometry_steps": _steps(_geometry_steps(derivation.geometry.steps, spec), printer,
+                                 first=1),
         "verification": _verification(verified),
         "unavailable": [{"quantity": tex_text(item.quantity),
                          "reason": printer.prose.latex(item.reason)}
@@ -121,7 +153,7 @@ def section_context(verified: Verified) -> dict:
             lambda steps, printer, first: [
                 _step(step, distance_printer if step.strategy in HALF_PLANE_STRATEGIES
                       else printer, number, DISTANCE_LEMMAS.get(step.strategy, ""))
-                for number, step in enumerate(_geometry_steps(steps), start=first)]),
+                for number, step in enumerate(_geometry_steps(steps, spec), start=first)]),
         "accounting": accounting_context(  # mechanisms only
             verified, printer,
             lambda steps, printer, first: _steps(steps, printer, first=first,
@@ -165,10 +197,12 @@ def _line_element_latex(spec: FamilySpec) -> str:
     return r"\mathrm{d}s"
 
 
-def _geometry_steps(steps: tuple[ProofStep, ...]) -> list[ProofStep]:
+def _geometry_steps(steps: tuple[ProofStep, ...], spec: FamilySpec) -> list[ProofStep]:
     """The geometry steps, with the line element's left-hand side ``ds**2`` named apart from
-    the differential ``ds`` of a coordinate ``s`` (the same SymPy symbol)."""
-    return [dataclasses.replace(step, lhs=LINE_ELEMENT_NAME**2)
+    the differential ``ds`` of a coordinate ``s`` (the same SymPy symbol), and its right-hand
+    side with the signs of its factors chosen positive, as the Fisher entries are stated."""
+    return [dataclasses.replace(step, lhs=LINE_ELEMENT_NAME**2,
+                                rhs=literature_form(step.rhs, spec))
             if step.lhs == LINE_ELEMENT**2 else step for step in steps]
 
 
@@ -221,47 +255,80 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
     }
 
 
+#: The strategy of a rewrite into a cancellation-free form (derive stage).
+REWRITE_STRATEGY = "stable form"
+#: Steps that rewrite an expression into another form (a cancellation-free one; the terms of
+#: Euler integrals): one whose result prints like its input changed nothing a reader sees,
+#: and is not shown.
+REWRITES = (REWRITE_STRATEGY, "Euler integral")
+
+
 #: The lemma of the appendix (its label) that a step of each strategy applies, by subsection.
 FISHER_LEMMAS = {"definition": "lem:score", "exponential family": "lem:exponential",
                  "location-scale": "lem:location-scale", "fold": "lem:location-scale",
-                 "Euler integral": "lem:euler", "beta_substitution": "lem:euler"}
+                 "Euler integral": "lem:euler", "beta_substitution": "lem:euler",
+                 "periodic Bessel": "lem:bessel"}
 DISTANCE_LEMMAS = {"half-plane": "lem:half-plane", "shear": "lem:half-plane",
-                   "curvature": "lem:half-plane", "antiderivative": "lem:curve"}
+                   "curvature": "lem:half-plane", "antiderivative": "lem:curve",
+                   "identity": "lem:stable", REWRITE_STRATEGY: "lem:stable"}
 ACCOUNTING_LEMMAS = {"composition": "lem:composition", "KL": "lem:conversion",
-                     "rao distance": "lem:curve"}
+                     "rao distance": "lem:curve", REWRITE_STRATEGY: "lem:stable"}
 
 
 def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = None) -> list[dict]:
-    return [_step(step, printer, number, (lemmas or {}).get(step.strategy, ""))
-            for number, step in enumerate(steps, start=first)]
+    """The steps as the template lists them. A step whose left-hand side is the right-hand
+    side the display before it ended with continues that chain (its display starts with
+    ``=``), as a paper writes a computation, instead of printing the expression again."""
+    shown = [step for step in steps
+             if not (step.strategy in REWRITES and not step_rows(step, printer))]
+    formatted, previous = [], None
+    for number, step in enumerate(shown, start=first):
+        continues = (previous is not None and step.lhs is not None
+                     and printer.doprint(step.lhs) == previous)
+        formatted.append(_step(step, printer, number, (lemmas or {}).get(step.strategy, ""),
+                               continues=continues))
+        # the expression this display ends with, when it ends with the step's result
+        ends_with_result = formatted[-1]["rows"] and not getattr(step, "also", ())
+        previous = printer.doprint(step.rhs) if ends_with_result else None
+    return formatted
 
 
-def step_rows(step: ProofStep, printer: ProofPrinter) -> list[str]:
+def step_rows(step: ProofStep, printer: ProofPrinter, *, continues: bool = False) -> list[str]:
     """The rows of a step's display: ``lhs = chain[0] = ... = rhs``, then each further
-    equation of ``also``. A right-hand side that prints like the one before it is dropped,
+    equation of ``also`` (short ones side by side, see :func:`side_by_side`; one with the
+    left-hand side of the equation before it continues that chain). A right-hand side that prints like the one before it is dropped,
     and a step whose two sides print alike (a check that the engine's form is unchanged)
-    shows no ``X = X`` display at all."""
+    shows no ``X = X`` display at all. With ``continues`` the left-hand side is the end of
+    the display before, and the rows start at the first ``=``."""
     sides = [step.rhs] if step.lhs is None else [step.lhs]
     for side in (*getattr(step, "chain", ()), step.rhs):
         if printer.doprint(side) != printer.doprint(sides[-1]):
             sides.append(side)
-    rows = []
+    equations = []
     if step.lhs is None or len(sides) > 1:
         first = 0 if step.lhs is None else 1
-        rows = display_rows(step.lhs, sides[first], printer)
-        for side in sides[first + 1:]:
-            rows += continued_rows(side, printer)
+        chain = ([] if continues else display_rows(step.lhs, sides[first], printer))
+        for side in sides[first if continues else first + 1:]:
+            chain += continued_rows(side, printer)
+        equations.append(chain)
+    previous = step.lhs
     for lhs, rhs in getattr(step, "also", ()):
-        rows += display_rows(lhs, rhs, printer)
-    return rows
+        if equations and lhs == previous:  # a further form of the same quantity: its chain
+            equations[-1] = equations[-1] + continued_rows(rhs, printer)
+        else:
+            equations.append(display_rows(lhs, rhs, printer))
+        previous = lhs
+    # Short equations read off together (statistics, derivatives) share rows.
+    return side_by_side(equations)
 
 
-def _step(step: ProofStep, printer: ProofPrinter, number: int, lemma: str = "") -> dict:
+def _step(step: ProofStep, printer: ProofPrinter, number: int, lemma: str = "", *,
+          continues: bool = False) -> dict:
     return {
         "number": number,
         "claim": sentence(printer.prose.latex(step.claim)),
-        "rows": step_rows(step, printer),
-        "justification": sentence(printer.prose.latex(step.justification)),
+        "rows": step_rows(step, printer, continues=continues),
+        "justification": justification_latex(step.justification, printer.prose),
         "lemma": lemma,
         "strategy": tex_text(step.strategy),
     }
@@ -271,7 +338,6 @@ def _parameter(name: str, domain: Domain, printer: ProofPrinter) -> dict:
     return {
         "symbol": symbol_latex(name),
         "domain": domain_latex(domain, printer),
-        "declared": printer.prose.latex(domain.text),
     }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sympy
 
 from raosym.derive.steps import PERIOD_STRATEGY
+from raosym.emit.latex.forms import literature_form
 from raosym.emit.latex.layout import display_rows
 from raosym.emit.latex.printer import ProofPrinter, quantity_label, symbol_latex, tex_text
 from raosym.emit.latex.prose import sentence
@@ -50,7 +51,8 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
     context = {
         "closed": distance.closed,
         "structure": printer.prose.latex(distance.structure),
-        "line_element": printer.doprint(derivation.geometry.line_element),
+        "line_element": printer.doprint(literature_form(derivation.geometry.line_element,
+                                                        spec)),
         "points": [", ".join(printer.doprint(s) for s in point) for point in distance.points],
         "steps": steps(distance.steps, printer, first=1),
         "period_steps": steps([s for s in distance.steps if s.strategy == PERIOD_STRATEGY],

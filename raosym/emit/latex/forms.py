@@ -112,3 +112,12 @@ def collected_form(expr: sympy.Expr) -> tuple[sympy.Expr, list] | None:
         return None
     return expr.xreplace(changed), identities
 __all__ = ["collected_form", "negative_on_domain", "positive_form"]
+
+
+def literature_form(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
+    """``expr`` with the signs of its factors chosen positive (:func:`positive_form`), or
+    ``expr`` itself when there is nothing to change: ``dp**2/(p*(1 - p))`` for
+    ``-dp**2/(p*(p - 1))``."""
+    found = positive_form(expr, spec)
+    return expr if found is None else found[0]
+

@@ -10,7 +10,8 @@ order), a product between its factors (a line that continues a product starts wi
 ``\times``), a quotient is shown as ``\frac{c}{D}`` times its numerator, and the argument of an
 integral, a derivative, a substitution, a power or a function is broken inside sized
 delimiters (``\biggl( ... \biggr)``), which, unlike ``\left ... \right``, may end on another
-line. What cannot be broken (a long subscript, say) is kept whole.
+line. What cannot be broken (a long subscript, say) is kept whole. Short equations of one
+display (a family's statistics and their derivatives) share rows (:func:`side_by_side`).
 """
 
 from __future__ import annotations
@@ -461,4 +462,31 @@ def _rows(lead: str, lines: list[Line]) -> list[str]:
     rows = [f"{lead} {lines[0].text}"]
     for line in lines[1:]:
         rows.append("&" + r"\quad" * (line.indent + 1) + " " + line.text)
+    return rows
+
+
+#: Room between two equations set side by side on one row of an ``align*`` (its column gap).
+EQUATION_GAP = 4.0
+
+
+def side_by_side(equations: list[list[str]], *, width: float = DISPLAY_WIDTH) -> list[str]:
+    """The rows of several displayed equations, each given as its own rows, with runs of
+    short one-row equations (``lhs &= rhs``) set side by side, as many to a row as fit in
+    ``width``: ``T_1 &= x & T_2 &= x^2``. An equation of several rows keeps its rows."""
+    rows: list[str] = []
+    current: list[str] = []
+    used = 0.0
+    for equation in equations:
+        packable = len(equation) == 1 and not equation[0].lstrip().startswith("&")
+        needed = visible_width(equation[0].replace("&", "")) if packable else width + 1
+        if current and (not packable or used + EQUATION_GAP + needed > width):
+            rows.append(" & ".join(current))
+            current, used = [], 0.0
+        if not packable:
+            rows += equation
+            continue
+        used += (EQUATION_GAP if current else 0.0) + needed
+        current.append(equation[0])
+    if current:
+        rows.append(" & ".join(current))
     return rows

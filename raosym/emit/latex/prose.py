@@ -42,9 +42,10 @@ GREEK = {
 }
 #: Greek names that are also English words of the proofs ("Euler's Beta integral", "gamma
 #: functions"): words unless a call, a parameter's name or an operator makes them symbols.
-GREEK_WORDS = {"Beta", "Gamma", "beta", "gamma"}
+#: A lowercase "beta" is never English in a proof: it is the letter ("an exponent beta").
+GREEK_WORDS = {"Beta", "Gamma", "gamma"}
 #: Names written as calls, beyond FUNCTIONS (set by Prose._math_group).
-CALLS = {"Integral", "Sum", "polygamma", "binomial", "E", "√"}
+CALLS = {"Integral", "Sum", "polygamma", "besseli", "binomial", "E", "√"}
 
 #: Functions written ``name(arguments)``, and how each is set (``{0}``: the arguments).
 FUNCTIONS = {
@@ -60,12 +61,14 @@ FUNCTIONS = {
     "log1p": r"\operatorname{{log1p}}({0})", "expm1": r"\operatorname{{expm1}}({0})",
     "diag": r"\operatorname{{diag}}({0})", "sign": r"\operatorname{{sign}}({0})",
     "Max": r"\max({0})", "max": r"\max({0})", "Min": r"\min({0})", "min": r"\min({0})",
-    "sup": r"\sup({0})", "factorial": r"{0}!", "besseli": r"I({0})",
+    "sup": r"\sup({0})", "factorial": r"{0}!",
     "Beta": r"\mathrm{{Beta}}({0})", "Re": r"\operatorname{{Re}}({0})",
 }
 #: Function names that also stand before an argument without parentheses (``log f``).
 OPERATOR_WORDS = {"log": r"\log", "exp": r"\exp", "sin": r"\sin", "cos": r"\cos",
                   "sup": r"\sup", "max": r"\max", "min": r"\min", "asin": r"\operatorname{asin}",
+                  "acos": r"\operatorname{acos}", "atan": r"\operatorname{atan}",
+                  "asinh": r"\operatorname{asinh}", "acosh": r"\operatorname{acosh}",
                   "tanh": r"\tanh", "sinh": r"\sinh", "cosh": r"\cosh"}
 CONSTANTS = {"oo": r"\infty", "pi": r"\pi", "EulerGamma": r"\gamma", "gamma_E": r"\gamma"}
 #: Single letters that are English words unless an operator or bracket touches them.
@@ -182,6 +185,10 @@ class Prose:
                 elif word in ENGLISH_LETTERS:
                     token.atom = True  # even when a parameter is called "a"
                 elif self._is_math_word(word):
+                    token.math = True
+                elif word in OPERATOR_WORDS and following is not None and \
+                        following.kind == "op" and following.text in ("^", "**"):
+                    token.kind = "operator"  # a power of the function: sin^2 t
                     token.math = True
                 elif word in OPERATOR_WORDS and after is not None and (
                         (after.kind == "word" and (self._is_math_word(after.text)
@@ -432,6 +439,8 @@ class Prose:
                                                  if subscript else "")
         if text in ";:":
             return text + r"\, "
+        if text == "'":
+            return "'"  # a derivative's prime after a symbol (Γ'(z))
         return r"\text{" + self.escape(text) + "}"
 
     def _math_group(self, group: _Token) -> str:
@@ -455,6 +464,9 @@ class Prose:
         if word == "polygamma":
             order, _, argument = _split_first_argument(inner)
             return rf"\psi^{{({self._math(order)})}}({self._math(argument)})"
+        if word == "besseli":  # the order as a subscript, as the displays print it
+            order, _, argument = _split_first_argument(inner)
+            return rf"I_{{{self._math(order)}}}({self._math(argument)})"
         if word == "binomial":
             top, _, bottom = _split_first_argument(inner)
             return rf"\binom{{{self._math(top)}}}{{{self._math(bottom)}}}"
