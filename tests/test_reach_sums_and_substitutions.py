@@ -39,8 +39,6 @@ FAMILIES = {
     "wrapped_cauchy": ('support = "(-pi, pi)"\n'
                        'density = "(1 - rho**2)/(2*pi*(1 + rho**2 - 2*rho*cos(x - mu)))"',
                        {"mu": "real", "rho": "(0, 1)"}),
-    "cardioid": ('support = "(-pi, pi)"\ndensity = "(1 + 2*rho*cos(x - mu))/(2*pi)"',
-                 {"mu": "real", "rho": "(0, 1/2)"}),
     "borel": ('variable = "k"\nsupport = "integers >= 1"\n'
               'density = "exp(-mu*k)*(mu*k)**(k - 1)/factorial(k)"', {"mu": "(0, 1)"}),
 }
@@ -110,27 +108,6 @@ def test_wrapped_cauchy_metric_is_closed_by_residues(derived):
             _assert_close(_closed_entry(report, 0, 0, point), 2 * r**2 / (1 - r**2) ** 2)
             _assert_close(_closed_entry(report, 1, 1, point), 2 / (1 - r**2) ** 2)
             assert _closed_entry(report, 0, 1, point) == 0
-
-
-def test_cardioid_metric_matches_quadrature(derived):
-    """The cardioid ``(1 + 2 rho cos(x - mu))/(2 pi)``: its entries from the residues against
-    mpmath quadrature of the score products written here."""
-    report = derived["cardioid"]
-    assert "numeric" not in {s for row in report["fisher_strategies"] for s in row}
-    with mpmath.workdps(40):
-        mu, rho = mpmath.mpf("-1.1"), mpmath.mpf("0.35")
-
-        def entry(i, j):
-            def integrand(x):
-                base = 1 + 2 * rho * mpmath.cos(x - mu)
-                scores = (2 * rho * mpmath.sin(x - mu) / base, 2 * mpmath.cos(x - mu) / base)
-                return scores[i] * scores[j] * base / (2 * mpmath.pi)
-            return mpmath.quad(integrand, [mu - mpmath.pi, mu, mu + mpmath.pi])
-
-        point = {"mu": "-1.1", "rho": "0.35"}
-        for i, j in ((0, 0), (1, 1)):
-            _assert_close(_closed_entry(report, i, j, point), entry(i, j))
-        assert abs(_closed_entry(report, 0, 1, point)) < mpmath.mpf(10) ** -30
 
 
 def test_borel_entry_verifies_where_the_mass_spreads_to_ten_million(derived):
