@@ -160,7 +160,7 @@ def fisher_and_distance(folder: Path) -> None:
 
 
 def rdp_curves(folder: Path) -> None:
-    from raosym import account
+    from raosym import accounting
 
     laplace = load(folder, "laplace_location")
     gaussian = load(folder, "gaussian_location")
@@ -171,13 +171,13 @@ def rdp_curves(folder: Path) -> None:
         seconds(lambda: laplace_rdp(ORDERS, 2.0), 2000), "<= 1.5")
     row("Gaussian rdp_epsilon", seconds(lambda: gaussian.rdp_epsilon(ORDERS, sensitivity=1.0, sigma=4.0), 2000),
         seconds(lambda: ORDERS * 1.0**2 / (2 * 4.0**2), 2000), "<= 1.5")
-    mechanism = account.load_mechanism("gaussian_location", folder.parent)
+    mechanism = accounting.load_mechanism("gaussian_location", folder.parent)
     curve = mechanism.curve(sensitivity=1.0, sigma=4.0).repeated(52)
-    converted = seconds(lambda: account.dp_epsilon(curve, 1e-6), 50)
-    grid = seconds(lambda: account.dp_epsilon_at_orders(ORDERS, 52 * ORDERS / 32, 1e-6), 500)
+    converted = seconds(lambda: accounting.dp_epsilon(curve, 1e-6), 50)
+    grid = seconds(lambda: accounting.dp_epsilon_at_orders(ORDERS, 52 * ORDERS / 32, 1e-6), 500)
     row("(eps, delta) of 52 Gaussians vs grid of orders", converted, grid)
-    print(f"    eps = {account.dp_epsilon(curve, 1e-6).epsilon:.12g} (continuous alpha), "
-          f"grid {account.dp_epsilon_at_orders(ORDERS, 52 * ORDERS / 32, 1e-6).epsilon:.12g}")
+    print(f"    eps = {accounting.dp_epsilon(curve, 1e-6).epsilon:.12g} (continuous alpha), "
+          f"grid {accounting.dp_epsilon_at_orders(ORDERS, 52 * ORDERS / 32, 1e-6).epsilon:.12g}")
     try:
         import dp_accounting
         from dp_accounting.rdp import rdp_privacy_accountant as rdp

@@ -29,7 +29,7 @@ import numpy as np
 REPOSITORY = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPOSITORY))
 
-from raosym import account
+from raosym import accounting
 
 #: 156 orders, as an accountant would use: 1.1 ... 10.9 by 0.1, 11 ... 63, 128, 256, 512, 1024.
 ORDERS = np.concatenate([1 + np.arange(1, 100) / 10, np.arange(11, 64), [128, 256, 512, 1024]])
@@ -136,13 +136,13 @@ def rr_timing(rr) -> None:
 
 
 def conversion_timing(laplace) -> None:
-    curve = account.RdpCurve(
+    curve = accounting.RdpCurve(
         lambda a: 52 * laplace.rdp_epsilon(a, sensitivity=1.0, b=4.0), "52 Laplace")
-    continuous = best_microseconds(lambda: account.dp_epsilon(curve, 1e-6), 50, repeat=5)
+    continuous = best_microseconds(lambda: accounting.dp_epsilon(curve, 1e-6), 50, repeat=5)
     discrete = best_microseconds(
-        lambda: account.dp_epsilon_at_orders(ORDERS, curve(ORDERS), 1e-6), 500, repeat=5)
-    found = account.dp_epsilon(curve, 1e-6)
-    at_orders = account.dp_epsilon_at_orders(ORDERS, curve(ORDERS), 1e-6)
+        lambda: accounting.dp_epsilon_at_orders(ORDERS, curve(ORDERS), 1e-6), 500, repeat=5)
+    found = accounting.dp_epsilon(curve, 1e-6)
+    at_orders = accounting.dp_epsilon_at_orders(ORDERS, curve(ORDERS), 1e-6)
     print("\nconversion to (ε, δ), 52 Laplace releases b = 4, δ = 1e-6 (Balle et al. Thm 21)")
     print(f"  continuous α (grid + Brent)    {continuous:9.1f} µs   ε = {found.epsilon:.10f} "
           f"at α = {found.alpha:.5g}")
@@ -189,9 +189,9 @@ def main() -> int:
                         help="the generated folder (default: the repository's generated/)")
     arguments = parser.parse_args()
     try:
-        laplace = account.load_mechanism("laplace_location", arguments.generated)
-        rr = account.load_mechanism("bernoulli", arguments.generated)
-    except account.AccountingError as error:
+        laplace = accounting.load_mechanism("laplace_location", arguments.generated)
+        rr = accounting.load_mechanism("bernoulli", arguments.generated)
+    except accounting.AccountingError as error:
         print(f"rdp_curve benchmark: the generated accounting functions are not there yet: "
               f"{error}", file=sys.stderr)
         return 1

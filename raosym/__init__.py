@@ -1,30 +1,38 @@
 """raosym: derive, verify and emit the information geometry of noise families.
 
-The pipeline (each stage a package or module, data flowing one way)::
+The pipeline, one package per stage, data flowing one way (no import runs against it; emit
+imports only the record types of derive and verify)::
 
     derivations/NAME.toml
-      spec     raosym.spec     parse (AST whitelist), validate         -> FamilySpec
-               raosym.verify.density  normalization, sign              (still input checks)
-      derive   raosym.derive   Fisher ladder, geometry, proof steps    -> Derivation
-      verify   raosym.verify   mpmath quadrature / sums, Brioschi      -> Verified
-      emit     raosym.emit     Python modules and LaTeX proofs         -> files in memory
-                               (from Verified only)
-      write    raosym.emit.write  atomic, deterministic, drift check   -> generated/
+      spec     raosym.spec     parse (AST whitelist), validate                -> FamilySpec
+               raosym.verify.density  normalization, sign (still input checks)
+      derive   raosym.derive   SymPy: Fisher ladder, geometry, distance,      -> Derivation
+                               divergences, mechanism, proof steps
+      verify   raosym.verify   mpmath: quadrature, sums, Brioschi, geodesics  -> Verified
+      cache    raosym.cache    Verified on disk, authenticated; cache.transport
+      emit     raosym.emit     Python modules and LaTeX proofs, from records  -> files in memory
+      gate     raosym.gate     the emitted modules run against mpmath; pdflatex
+      write    raosym.emit.write  atomic, deterministic, drift check          -> generated/
 
-The derivation cache (:mod:`raosym.cache`) sits between verify and emit: ``raosym generate``
-and ``raosym derive`` take unchanged families from it.
+Below the stages, leaves every stage may import: ``_version``, ``errors``, ``functions``
+(SymPy functions for float evaluation). After them: :mod:`raosym.pipeline` (the stages in
+order), :mod:`raosym.accounting` (runtime accounting on the generated modules, no SymPy),
+:mod:`raosym.cli` (the ``raosym`` command), the figures and :mod:`raosym.display`.
 
 Python API: ``load(name_or_path)`` -> FamilySpec, ``derive(spec_or_name_or_path)`` ->
 Derivation, ``verify(derivation)`` -> Verified, ``run(name_or_path, cache=None)`` -> Verified
 (all three), ``generate(names, output="generated", check=False, cache=None)`` -> Generation
 (all five stages), ``DerivationCache(folder=None)``. In Jupyter, FamilySpec, Derivation and
-Verified display as LaTeX (density, Fisher matrix, distance, proof steps).
+Verified display as LaTeX (density, Fisher matrix, distance, proof steps), registered here with
+IPython's formatter (:func:`register_notebook_display`; ``%load_ext raosym`` in a shell
+started after the import).
 """
 
 import sys
 import types
 
-__version__ = "0.1.0"
+from raosym._version import __version__
+
 __all__ = ["DerivationCache", "__version__", "derive", "generate", "load", "run", "verify"]
 
 # The API imports the pipeline on first use, not here: ``import raosym`` (and so
@@ -74,6 +82,40 @@ def __getattr__(name: str):
 
         return DerivationCache
     raise AttributeError(f"module 'raosym' has no attribute {name!r}")
+
+
+#: The records a notebook displays as LaTeX (through :func:`raosym.display.record_latex`).
+NOTEBOOK_RECORDS = (("raosym.spec.model", "FamilySpec"), ("raosym.derive.steps", "Derivation"),
+                    ("raosym.verify.checks", "Verified"))
+
+
+def _record_latex(record) -> str:
+    from raosym.display import record_latex
+
+    return record_latex(record)
+
+
+def register_notebook_display(latex_formatter) -> None:
+    """Display FamilySpec, Derivation and Verified through ``latex_formatter`` (IPython's
+    ``text/latex`` formatter). By type name: neither the records nor ``import raosym`` import
+    the display code or SymPy for it."""
+    for module, name in NOTEBOOK_RECORDS:
+        latex_formatter.for_type_by_name(module, name, _record_latex)
+
+
+def load_ipython_extension(ipython) -> None:
+    """``%load_ext raosym``: the LaTeX display in a shell that started after the import."""
+    register_notebook_display(ipython.display_formatter.formatters["text/latex"])
+
+
+def _register_in_running_ipython() -> None:
+    ipython = sys.modules.get("IPython")  # never imported here: only a running shell counts
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None:
+        load_ipython_extension(shell)
+
+
+_register_in_running_ipython()
 
 
 class _Package(types.ModuleType):

@@ -32,7 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raosym import account, privacy_loss
+from raosym import accounting, privacy_loss
+from raosym.cli.accounting import parse_release
+from raosym.cli.arguments import number
 
 #: The default rows: randomized response and Laplace noise at comparable ε₀ (≈ 0.1).
 DEFAULT_ROWS = ("bernoulli:p=0.525", "laplace_location:b=10")
@@ -50,10 +52,10 @@ class PureMechanism:
 
     label: str
     epsilon: float
-    curve: account.RdpCurve
+    curve: accounting.RdpCurve
 
 
-def pure_mechanism(release: account.Release) -> PureMechanism:
+def pure_mechanism(release: accounting.Release) -> PureMechanism:
     """ε₀ = the greatest privacy loss (the generated ``privacy_loss`` over the outputs that
     carry mass, both pairs), checked against the generated RDP curve: a pure ε₀-DP mechanism
     has D_α ≤ ε₀ at every order, so a curve above ε₀ at α = 1e6 (Gaussian noise) is refused."""
@@ -63,8 +65,8 @@ def pure_mechanism(release: account.Release) -> PureMechanism:
     rdp = mechanism.curve(**values)
     far = float(rdp(np.array([1e6]))[0])
     if not (math.isfinite(epsilon) and far <= epsilon * (1 + 1e-9)):
-        raise account.AccountingError(
-            f"mechanism {mechanism.name}({account._describe(values)}) is not pure DP: its RDP "
+        raise accounting.AccountingError(
+            f"mechanism {mechanism.name}({accounting.describe_values(values)}) is not pure DP: its RDP "
             f"curve reaches {far:.6g} at order 1e6, above the greatest loss {epsilon:.6g} found "
             "where the output has mass; Figure 2 compares bounds for ε-DP mechanisms")
     return PureMechanism(_panel_label(mechanism.name, values), epsilon, rdp)
@@ -216,14 +218,14 @@ def command(arguments) -> int:
 
     baselines = []
     for text in arguments.baselines.split(","):
-        value = account._number(text, "--baselines")
+        value = number(text, "--baselines")
         if not 0.0 < value < 1.0:
-            raise account.AccountingError(f"--baselines: a probability in (0, 1); got {text!r}")
+            raise accounting.AccountingError(f"--baselines: a probability in (0, 1); got {text!r}")
         baselines.append(value)
     if arguments.releases < 1:
-        raise account.AccountingError(f"--releases must be a positive integer; got "
+        raise accounting.AccountingError(f"--releases must be a positive integer; got "
                                       f"{arguments.releases}")
-    rows = [account._release(text, arguments.generated)
+    rows = [parse_release(text, arguments.generated)
             for text in (arguments.row or DEFAULT_ROWS)]
     figure = composition_figure([pure_mechanism(row) for row in rows], baselines,
                                 releases=arguments.releases, dpi=arguments.dpi or PNG_DPI)

@@ -1,7 +1,8 @@
-"""Notebook display: a FamilySpec, Derivation or Verified as LaTeX (``_repr_latex_``).
+"""Notebook display: a FamilySpec, Derivation or Verified as LaTeX.
 
-Outside the pipeline: Jupyter calls ``_repr_latex_`` on the objects ``raosym.load``,
-``raosym.derive`` and ``raosym.run`` return, and those methods call this module. It reuses the
+Outside the pipeline: the package root registers :func:`record_latex` with IPython's LaTeX
+formatter for the objects ``raosym.load``, ``raosym.derive`` and ``raosym.run`` return (by
+type name, so that no record imports this module). It reuses the
 LaTeX backend's printer (:class:`~raosym.emit.latex.printer.ProofPrinter`: ``\\lambda`` for
 ``lam``, ``g_{\\mu\\sigma}`` for Fisher entries) and its equation layout, and returns one
 ``$$\\begin{aligned} ... \\end{aligned}$$`` block, which MathJax (notebooks) and LaTeX (PDF
@@ -61,6 +62,18 @@ def _spec_rows(spec, printer) -> list[str]:
                   for p in spec.parameters]
     rows.append(rf"&{_text('coordinates and constants:')}\ " + ", \\quad ".join(parameters))
     return rows
+
+
+def record_latex(record) -> str:
+    """What a notebook shows of a FamilySpec, a Derivation or a Verified."""
+    from raosym.derive.steps import Derivation
+    from raosym.verify.checks import Verified
+
+    if isinstance(record, Verified):
+        return verified_latex(record)
+    if isinstance(record, Derivation):
+        return derivation_latex(record)
+    return spec_latex(record)
 
 
 def spec_latex(spec) -> str:

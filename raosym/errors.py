@@ -1,7 +1,7 @@
 """raosym's own exception types.
 
-Every stage of the pipeline (spec → derive → verify → emit → write) raises one of these, so
-the CLI can map them to exit statuses: bad input is 2, a failed check is 1. An error carries
+Every stage of the pipeline (spec → derive → verify → emit → write) and the runtime
+accounting (:mod:`raosym.accounting`) raise one of these, so the CLI can map them to exit statuses: bad input is 2, a failed check is 1. An error carries
 the file, the key and the position when there is one, and says what was expected.
 """
 
@@ -73,5 +73,18 @@ class VerificationError(RaosymError):
 class EmitError(RaosymError):
     """A verified result cannot be emitted: a function no backend can print, a name that
     clashes with the generated code, or a LaTeX compile failure (exit status 1)."""
+
+    exit_status = 1
+
+
+class AccountingError(RaosymError):
+    """Bad input to the accounting layer: an unknown mechanism or parameter, a value out of its
+    domain, a target no parameter value meets (exit status 2)."""
+
+    exit_status = 2
+
+
+class AccountingFailure(RaosymError):
+    """A numeric step of the accounting did not converge (exit status 1)."""
 
     exit_status = 1

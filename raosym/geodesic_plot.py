@@ -19,11 +19,11 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from raosym.cli.arguments import name_and_value, number
 from raosym.errors import RaosymError
 
 # SymPy, SciPy and the verify stage are imported by the functions that use them: `raosym
@@ -117,7 +117,7 @@ def load_generated_module(folder: str | Path, name: str) -> ModuleType | None:
     path = Path(folder) / "python" / f"{name}.py"
     if not path.is_file():
         return None
-    from raosym.account import import_by_path
+    from raosym.accounting import import_by_path
 
     return import_by_path(name, path)
 
@@ -353,14 +353,8 @@ def _assignments(items: list[str], option: str, names: list[str]) -> dict[str, f
     """``["mu=0", "sigma=2"]`` -> ``{"mu": 0.0, "sigma": 2.0}``, names checked."""
     values = {}
     for item in items:
-        name, _, text = item.partition("=")
-        if name not in names:
-            raise RaosymError(f"{option} {item}: expected NAME=VALUE with NAME one of "
-                              f"{', '.join(names) or '(none)'}")
-        try:
-            values[name] = float(text)
-        except ValueError:
-            raise RaosymError(f"{option} {item}: {text!r} is not a number") from None
+        name, text = name_and_value(item, f"{option} {item}", names=names, error=RaosymError)
+        values[name] = number(text, f"{option} {item}", error=RaosymError)
     return values
 
 

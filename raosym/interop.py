@@ -1,26 +1,27 @@
 """RDP curves between raosym and Google's dp_accounting, both ways.
 
-Where it sits: the applications layer, after emit, beside :mod:`raosym.account`. dp_accounting's
+Where it sits: the applications layer, after emit, beside :mod:`raosym.accounting`. dp_accounting's
 ``RdpAccountant`` composes DpEvents it has models for (Gaussian, Laplace, randomized response,
 subsampling, ...) on a fixed set of orders; a generated mechanism it has no model for (Cauchy,
 logistic, Student-t, generalized Gaussian noise) has none. The adapter works on the
 accountant's public ``orders`` and ``rdp`` and on dp_accounting's public
 ``rdp_privacy_accountant.compute_epsilon``:
 
-- :func:`rdp_at_orders`: a raosym curve (:class:`raosym.account.RdpCurve`) as values at the
+- :func:`rdp_at_orders`: a raosym curve (:class:`raosym.accounting.RdpCurve`) as values at the
   accountant's orders (dp_accounting's 156 default orders unless given);
 - :func:`compose_with_accountant`: the accountant's composed RDP plus raosym curves, at its
   orders, and :func:`epsilon_with_accountant` their (ε, δ) by dp_accounting's conversion;
 - :func:`accountant_curve`: the other way, an accountant's composition as ``(orders, rdp)``,
-  which :func:`raosym.account.dp_epsilon_at_orders` converts (or adds to raosym curves known at
-  the same orders with :func:`raosym.account.compose_orders`).
+  which :func:`raosym.accounting.dp_epsilon_at_orders` converts (or adds to raosym curves known at
+  the same orders with :func:`raosym.accounting.compose_orders`).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from raosym.account import AccountingError, RdpCurve, _evaluate
+from raosym.accounting.rdp import RdpCurve, _evaluate
+from raosym.errors import AccountingError
 
 INSTALL_HINT = ("dp_accounting is an optional dependency: pip install 'raosym[dp]' (or pip "
                 "install dp_accounting)")

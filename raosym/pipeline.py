@@ -23,10 +23,9 @@ from pathlib import Path
 
 import sympy
 
-from raosym import transport
-from raosym.derive.children import die_with_parent
-from raosym.cache import DerivationCache
+from raosym.cache import DerivationCache, transport
 from raosym.derive import derive as derive_spec
+from raosym.derive.children import die_with_parent
 from raosym.derive.steps import Derivation
 from raosym.errors import DerivationError, RaosymError, SpecError
 from raosym.spec import load_spec
@@ -271,7 +270,7 @@ def _worker(connection, cache, parent: int) -> None:
 
     while (task := connection.recv()) is not None:
         index, name = task
-        # Sent through raosym.transport, not plain pickle: the parent must receive the very
+        # Sent through raosym.cache.transport, not plain pickle: the parent must receive the very
         # expressions derived here, so that output does not depend on where a family was
         # derived (in this worker or, with --jobs 1, in the parent).
         connection.send_bytes(transport.dumps(("done", index, _outcome(name, cache, on_step))))
@@ -324,14 +323,14 @@ def generate(names=None, *, output: str | os.PathLike = "generated", check: bool
 def _render(outcome: FamilyOutcome, cache: DerivationCache | None) -> dict[str, str]:
     """A family's files: from the render cache when its Verified came from the cache (same
     entry, same emit sources), else rendered now (and stored)."""
-    from raosym import emit
+    from raosym import gate
 
     path = outcome.verified.derivation.spec.path
     if cache is not None and outcome.cached:
         files = cache.load_rendered(path)
         if files is not None:
             return files
-    files = emit.render_family(outcome.verified)
+    files = gate.render_family(outcome.verified)
     if cache is not None:
         cache.store_rendered(path, files)
     return files

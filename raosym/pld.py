@@ -1,6 +1,6 @@
 """Tight (ε, δ)-DP of composed releases through privacy-loss distributions (PLDs).
 
-Where it sits: the applications layer, after emit, beside :mod:`raosym.account` (which calls
+Where it sits: the applications layer, after emit, beside :mod:`raosym.accounting` (which calls
 it for ``raosym account ... --accountant pld``). Nothing is derived here. The composition is
 Google's ``dp_accounting`` (an optional dependency: ``pip install 'raosym[dp]'``), used through
 its public API, ``dp_accounting.pld.privacy_loss_distribution``; this module only decides, per
@@ -30,7 +30,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from raosym.account import AccountingError, Release, _describe
+from raosym.accounting import Release, describe_values
+from raosym.errors import AccountingError
 
 #: dp_accounting's default spacing of the privacy-loss grid.
 INTERVAL = 1e-4
@@ -83,7 +84,7 @@ def release_model(release: Release, interval: float = INTERVAL, *,
     if spec is not None and spec.support.discrete:
         return _discrete_model(spec, mechanism, values, interval)
     loss = privacy_loss.load_loss(mechanism, values, spec)
-    return PldModel(f"{mechanism.name}({_describe(values)}): {loss.description}",
+    return PldModel(f"{mechanism.name}({describe_values(values)}): {loss.description}",
                     lambda pessimistic: _from_loss(loss, interval, pessimistic))
 
 
@@ -155,7 +156,7 @@ def _known_model(known: KnownNoise, values: dict, spec, interval: float) -> PldM
                 parameter, sensitivity=sensitivity, pessimistic_estimate=pessimistic,
                 value_discretization_interval=interval, use_connect_dots=pessimistic)
         name = f"from_laplace_mechanism(parameter={parameter:g}, sensitivity={sensitivity:g})"
-    return PldModel(f"{spec.name}({_describe(values)}): {known.kind} noise, dp_accounting "
+    return PldModel(f"{spec.name}({describe_values(values)}): {known.kind} noise, dp_accounting "
                     f"{name}", build)
 
 
@@ -171,7 +172,7 @@ def _discrete_model(spec, mechanism, values: dict, interval: float) -> PldModel:
             second, first, pessimistic_estimate=pessimistic,
             value_discretization_interval=interval, symmetric=False)
 
-    return PldModel(f"{spec.name}({_describe(values)}): exact masses of the {len(first)} "
+    return PldModel(f"{spec.name}({describe_values(values)}): exact masses of the {len(first)} "
                     "outputs, dp_accounting from_two_probability_mass_functions", build)
 
 

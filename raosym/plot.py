@@ -1,6 +1,6 @@
 """Figures drawn from the generated modules: ``raosym plot FIGURE ...``.
 
-Where it sits: after the pipeline, beside the accounting layer (:mod:`raosym.account`). It
+Where it sits: after the pipeline, beside the accounting layer (:mod:`raosym.accounting`). It
 draws what ``raosym generate`` emitted; nothing is derived here. Figures:
 
 - ``geodesics``: geodesic rays and Rao balls of a two-coordinate family
@@ -22,14 +22,15 @@ says so. :func:`add_commands` registers ``plot`` with one sub-command per figure
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from raosym import account
+from raosym import accounting
+from raosym.cli.accounting import parse_release
+from raosym.cli.arguments import IDENTIFIER, named_assignments, number
 
 #: Output formats by file suffix.
 FORMATS = {".png": "png", ".pdf": "pdf"}
@@ -146,17 +147,17 @@ def rdp_figure(panels=MIRONOV_FIGURE_1, *, generated=None, alpha_max: float = 8.
     from matplotlib.figure import Figure
 
     if not alpha_max > 1.0:
-        raise account.AccountingError(f"--alpha-max must be greater than 1; got {alpha_max!r}")
+        raise accounting.AccountingError(f"--alpha-max must be greater than 1; got {alpha_max!r}")
     # Orders from just above 1 (the curves are continuous there) to alpha_max.
     alphas = 1.0 + (alpha_max - 1.0) * np.linspace(0.0, 1.0, points + 1)[1:] ** 2
     alphas = np.concatenate([[1.0 + 1e-6], alphas])
     figure = Figure(figsize=(3.6 * len(panels), 3.5), layout="constrained")
     axes = figure.subplots(1, len(panels), squeeze=False)[0]
     for panel, ax in zip(panels, axes):
-        mechanism = account.load_mechanism(panel.mechanism, generated)
+        mechanism = accounting.load_mechanism(panel.mechanism, generated)
         fixed = {}
         for value in panel.values:
-            values = account.with_default_sensitivity(
+            values = accounting.with_default_sensitivity(
                 mechanism, {**panel.fixed, panel.parameter: value})
             fixed = {k: v for k, v in values.items() if k != panel.parameter}
             curve = mechanism.curve(**values)
@@ -187,10 +188,10 @@ def save(figure, output: str | Path, dpi: int = PNG_DPI) -> Path:
     output = Path(output)
     fmt = FORMATS.get(output.suffix.lower())
     if fmt is None:
-        raise account.AccountingError(
+        raise accounting.AccountingError(
             f"{output}: the output must end in {' or '.join(FORMATS)} (the format)")
     if not output.parent.is_dir():
-        raise account.AccountingError(f"{output}: the folder {output.parent} does not exist")
+        raise accounting.AccountingError(f"{output}: the folder {output.parent} does not exist")
     # Fixed metadata, so the same figure gives the same bytes.
     metadata = {"Software": "raosym"} if fmt == "png" else {"Creator": "raosym",
                                                             "CreationDate": None}
@@ -205,33 +206,18 @@ def parse_panel(text: str) -> Panel:
     The first assignment is the parameter that varies; numbers are read with float(),
     nothing is evaluated.
     """
-    mechanism, *assignments = text.split(":")
-    if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", mechanism) or not assignments:
-        raise account.AccountingError(
+    mechanism, assignments = named_assignments(text, f"--panel {text!r}")
+    if not IDENTIFIER.match(mechanism) or not assignments:
+        raise accounting.AccountingError(
             f"--panel expects MECHANISM:PARAM=V1,V2[:NAME=VALUE...]; got {text!r}")
-    parsed = []
-    for assignment in assignments:
-        name, equals, numbers = assignment.partition("=")
-        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
-            raise account.AccountingError(f"--panel {text!r}: expected NAME=VALUE, got "
-                                          f"{assignment!r}")
-        parsed.append((name, tuple(_number(n, f"--panel {name}") for n in numbers.split(","))))
+    parsed = [(name, tuple(number(n, f"--panel {name}") for n in numbers.split(",")))
+              for name, numbers in assignments]
     (parameter, values), rest = parsed[0], parsed[1:]
     for name, numbers in rest:
         if len(numbers) != 1:
-            raise account.AccountingError(f"--panel {text!r}: only the first parameter "
+            raise accounting.AccountingError(f"--panel {text!r}: only the first parameter "
                                           f"({parameter}) takes several values")
     return Panel(mechanism, parameter, values, {n: v[0] for n, v in rest})
-
-
-def _number(text: str, where: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise account.AccountingError(f"{where}: expected a number; got {text!r}") from None
-    if not math.isfinite(value):
-        raise account.AccountingError(f"{where}: expected a finite number; got {text!r}")
-    return value
 
 
 def add_commands(subparsers) -> None:
@@ -257,7 +243,7 @@ def appendix_figures(generated: str | Path, folder: Path) -> list[Path]:
 
     rows = composition_plot.DEFAULT_ROWS
     if all((python / f"{row.split(':')[0]}.py").is_file() for row in rows):
-        mechanisms = [composition_plot.pure_mechanism(account._release(row, generated))
+        mechanisms = [composition_plot.pure_mechanism(parse_release(row, generated))
                       for row in rows]
         written.append(save(composition_plot.composition_figure(mechanisms),
                             folder / "composition_bounds.pdf"))
@@ -288,13 +274,13 @@ def weekly_table(generated: str | Path) -> str:
         r"\hline",
     ]
     for text in WEEKLY_ROWS:
-        release = account._release(f"{text}:repeat={WEEKS}", generated)
-        summary = account.account([release], delta=WEEKLY_DELTA)
+        release = parse_release(f"{text}:repeat={WEEKS}", generated)
+        summary = accounting.account([release], delta=WEEKLY_DELTA)
         from raosym import pld
 
         try:
             pld.privacy_loss_distribution_module()
-        except account.AccountingError:  # dp_accounting is an optional dependency
+        except accounting.AccountingError:  # dp_accounting is an optional dependency
             tight_text = "--"
         else:
             tight = pld.pld_epsilon([release], WEEKLY_DELTA)
@@ -342,7 +328,7 @@ def _add_rdp(figures) -> None:
                      metavar="MECHANISM:PARAM=V1,V2[:NAME=VALUE...]",
                      help="a panel (repeatable; replaces the default panels), e.g. "
                           "laplace_location:b=0.5,1,2 or logistic:s=1,2:sensitivity=2 "
-                          f"(the sensitivity defaults to {account.DEFAULT_SENSITIVITY:g}, as "
+                          f"(the sensitivity defaults to {accounting.DEFAULT_SENSITIVITY:g}, as "
                           "in raosym account)")
     rdp.add_argument("--alpha-max", type=float, default=8.0, help="largest order (default 8)")
     rdp.add_argument("--ymax", type=float, default=2.5, help="top of the ε axis (default 2.5)")

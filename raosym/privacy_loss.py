@@ -1,6 +1,6 @@
 """The privacy-loss random variable of one release, L = log f_D(X)/f_D'(X) with X ~ f_D.
 
-Where it sits: the applications layer, after emit, beside :mod:`raosym.account`; used by
+Where it sits: the applications layer, after emit, beside :mod:`raosym.accounting`; used by
 :mod:`raosym.pld` (PLDs for dp_accounting) and :mod:`raosym.composition_plot`. Nothing is
 derived here: the loss and the densities are the generated ``privacy_loss(x, ...)`` and
 ``log_output_density(x, ...)`` of ``generated/python/NAME.py`` (verified log-densities,
@@ -35,8 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from raosym.account import (AccountingError, AccountingFailure, Mechanism, _bound_call,
-                            import_by_path)
+from raosym.accounting.mechanisms import Mechanism, _bound_call, import_by_path
+from raosym.errors import AccountingError, AccountingFailure
 
 #: Steps of the sinh grids in u, and how far out they reach (|x - kink| = 1e30 scales).
 _GRID_STEP = 1.0 / 16.0

@@ -1,4 +1,4 @@
-"""Tests of the accounting layer (raosym/account.py) and its CLI.
+"""Tests of the accounting layer (raosym/accounting/) and its CLI.
 
 The mechanism curves used here are written in this file from the literature (Mironov 2017,
 Table II; Soto 2025), not taken from generated/: the accounting is tested on its own, through
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from raosym import account, cli
+from raosym import accounting, cli
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 #: The generated folder the last tests read (another one, e.g. a fresh `raosym generate
@@ -116,7 +116,7 @@ def fakes(tmp_path, monkeypatch):
 
 
 def mechanism(fakes, name):
-    return account.load_mechanism(name, fakes, REPOSITORY / "derivations")
+    return accounting.load_mechanism(name, fakes, REPOSITORY / "derivations")
 
 
 # --- mpmath references (30 digits) -----------------------------------------------------------
@@ -160,8 +160,8 @@ def mp_optimum(conversion, mp_curve, delta, bracket):
 def test_worked_example_reproduces_the_literature(fakes):
     """52 weekly Gaussian releases, σ = 4, Δ = 1, δ = 1e-6 (Mironov 2017; Balle et al. 2020)."""
     curve = mechanism(fakes, "gaussian_location").curve(sensitivity=1, sigma=4).repeated(52)
-    mironov = account.dp_epsilon(curve, 1e-6, "mironov")
-    balle = account.dp_epsilon(curve, 1e-6, "balle")
+    mironov = accounting.dp_epsilon(curve, 1e-6, "mironov")
+    balle = accounting.dp_epsilon(curve, 1e-6, "balle")
     assert mironov.epsilon == pytest.approx(11.1013293857, abs=5e-11)
     assert mironov.alpha == pytest.approx(3.916, abs=5e-4)
     assert balle.epsilon == pytest.approx(10.3264800056, abs=5e-11)
@@ -185,7 +185,7 @@ def numpy_curve(name, fakes):
     rr = mechanism(fakes, "bernoulli")
     return {
         "52 gaussians": gaussian.curve(sensitivity=1, sigma=4).repeated(52),
-        "laplace and rr": account.compose(laplace.curve(sensitivity=1, b=10).repeated(50),
+        "laplace and rr": accounting.compose(laplace.curve(sensitivity=1, b=10).repeated(50),
                                           rr.curve(p=0.55).repeated(20)),
         "100 rr p=0.6": rr.curve(p=0.6).repeated(100),
         "3 gaussians, sigma 0.7": gaussian.curve(sensitivity=1, sigma=0.7).repeated(3),
@@ -197,7 +197,7 @@ def numpy_curve(name, fakes):
 def test_optimum_matches_mpmath(fakes, case, conversion):
     mp_curve, delta, bracket = CASES[case]
     alpha, epsilon = mp_optimum(conversion, mp_curve, delta, bracket)
-    found = account.dp_epsilon(numpy_curve(case, fakes), delta, conversion)
+    found = accounting.dp_epsilon(numpy_curve(case, fakes), delta, conversion)
     assert found.epsilon == pytest.approx(epsilon, rel=1e-12)
     assert found.alpha == pytest.approx(alpha, rel=1e-5)
     with mp.workdps(30):
@@ -209,33 +209,33 @@ def test_optimum_matches_mpmath(fakes, case, conversion):
 def test_linear_curves_follow_the_zcdp_closed_form(rho, delta):
     """ρ-zCDP (ε(α) = ρα) under Proposition 3: ε = ρ + 2·sqrt(ρ·log(1/δ)) at
     α = 1 + sqrt(log(1/δ)/ρ) (Bun and Steinke 2016, Proposition 1.3; Mironov 2017)."""
-    found = account.dp_epsilon(account.RdpCurve(lambda a: rho * a), delta, "mironov")
+    found = accounting.dp_epsilon(accounting.RdpCurve(lambda a: rho * a), delta, "mironov")
     log_inverse = math.log(1 / delta)
     assert found.epsilon == pytest.approx(rho + 2 * math.sqrt(rho * log_inverse), rel=1e-12)
     assert found.alpha == pytest.approx(1 + math.sqrt(log_inverse / rho), rel=1e-5)
 
 
 def test_improved_conversion_is_never_worse_and_is_the_published_formula():
-    curve = account.RdpCurve(lambda a: 52 * a / 32)
+    curve = accounting.RdpCurve(lambda a: 52 * a / 32)
     for delta in (1e-3, 1e-6, 1e-10):
-        assert (account.dp_epsilon(curve, delta, "balle").epsilon
-                < account.dp_epsilon(curve, delta, "mironov").epsilon)
+        assert (accounting.dp_epsilon(curve, delta, "balle").epsilon
+                < accounting.dp_epsilon(curve, delta, "mironov").epsilon)
     # Theorem 21 of Balle et al. (2020) at one point, evaluated in mpmath.
     with mp.workdps(30):
         a, r, d = mp.mpf(3), mp.mpf("0.8"), mp.mpf("1e-5")
         expected = r + mp.log((a - 1) / a) - (mp.log(d) + mp.log(a)) / (a - 1)
-    assert account.conversion_epsilon(0.8, 3.0, 1e-5, "balle") == pytest.approx(
+    assert accounting.conversion_epsilon(0.8, 3.0, 1e-5, "balle") == pytest.approx(
         float(expected), rel=1e-14)
 
 
 def test_n_gaussians_have_the_curve_of_one_gaussian_of_std_sigma_over_root_n(fakes):
     """Mironov 2017: composition of n Gaussians of std σ is one Gaussian of std σ/√n."""
     gaussian = mechanism(fakes, "gaussian_location")
-    composed = account.compose(*[gaussian.curve(sensitivity=1, sigma=3)] * 9)
+    composed = accounting.compose(*[gaussian.curve(sensitivity=1, sigma=3)] * 9)
     single = gaussian.curve(sensitivity=1, sigma=1)
-    for conversion in account.CONVERSIONS:
-        assert account.dp_epsilon(composed, 1e-7, conversion).epsilon == pytest.approx(
-            account.dp_epsilon(single, 1e-7, conversion).epsilon, rel=1e-13)
+    for conversion in accounting.CONVERSIONS:
+        assert accounting.dp_epsilon(composed, 1e-7, conversion).epsilon == pytest.approx(
+            accounting.dp_epsilon(single, 1e-7, conversion).epsilon, rel=1e-13)
 
 
 def test_composed_curve_is_the_sum_of_mpmath_curves(fakes):
@@ -254,7 +254,7 @@ def test_composed_curve_is_the_sum_of_mpmath_curves(fakes):
 
 def test_pure_dp_curves_have_their_infimum_at_large_alpha(fakes):
     """Laplace of scale 1 is 1-DP: its bound tends to 1 as α → ∞ (Mironov's curve's limit)."""
-    found = account.dp_epsilon(mechanism(fakes, "laplace_location").curve(sensitivity=1, b=1),
+    found = accounting.dp_epsilon(mechanism(fakes, "laplace_location").curve(sensitivity=1, b=1),
                                1e-6, "mironov")
     assert found.at_boundary
     assert found.epsilon == pytest.approx(1.0, abs=1e-5)
@@ -264,20 +264,20 @@ def test_pure_dp_curves_have_their_infimum_at_large_alpha(fakes):
 def test_curves_known_at_orders_take_the_least_bound(fakes):
     orders = np.concatenate([1 + np.arange(1, 100) / 10, np.arange(11, 64)])
     rdp = 52 * orders / 32
-    found = account.dp_epsilon_at_orders(orders, rdp, 1e-6, "mironov")
+    found = accounting.dp_epsilon_at_orders(orders, rdp, 1e-6, "mironov")
     with mp.workdps(30):
         bounds = [mp_bound("mironov", 52 * mp.mpf(a) / 32, mp.mpf(a), "1e-6") for a in orders]
     best = int(np.argmin([float(b) for b in bounds]))
     assert found.alpha == orders[best]
     assert found.epsilon == pytest.approx(float(bounds[best]), rel=1e-14)
     assert found.epsilon >= 11.1013293857  # never below the continuous minimum
-    np.testing.assert_allclose(account.compose_orders(rdp, rdp), 2 * rdp, rtol=0)
+    np.testing.assert_allclose(accounting.compose_orders(rdp, rdp), 2 * rdp, rtol=0)
 
 
 @pytest.mark.parametrize("delta", [0.0, 1.0, -1e-6, 2.0])
 def test_delta_outside_zero_one_is_refused(delta):
-    with pytest.raises(account.AccountingError, match="delta must lie in"):
-        account.dp_epsilon(account.RdpCurve(lambda a: a), delta)
+    with pytest.raises(accounting.AccountingError, match="delta must lie in"):
+        accounting.dp_epsilon(accounting.RdpCurve(lambda a: a), delta)
 
 
 # --- Rao-DP ----------------------------------------------------------------------------------
@@ -286,12 +286,12 @@ def test_rao_budgets_compose_in_quadrature():
     thetas = [0.1, 0.25, 1.5, 3.0]
     with mp.workdps(30):
         expected = mp.sqrt(sum(mp.mpf(t) ** 2 for t in thetas))
-    assert account.compose_rao(*thetas) == pytest.approx(float(expected), rel=1e-15)
-    assert account.compose_rao(3e200, 4e200) == pytest.approx(5e200, rel=1e-15)  # no overflow
-    assert account.compose_rao(3e-200, 4e-200) == pytest.approx(5e-200, rel=1e-15)
-    assert account.repeated_rao(0.25, 52) == pytest.approx(0.25 * math.sqrt(52), rel=1e-15)
-    with pytest.raises(account.AccountingError):
-        account.compose_rao(-1.0)
+    assert accounting.compose_rao(*thetas) == pytest.approx(float(expected), rel=1e-15)
+    assert accounting.compose_rao(3e200, 4e200) == pytest.approx(5e200, rel=1e-15)  # no overflow
+    assert accounting.compose_rao(3e-200, 4e-200) == pytest.approx(5e-200, rel=1e-15)
+    assert accounting.repeated_rao(0.25, 52) == pytest.approx(0.25 * math.sqrt(52), rel=1e-15)
+    with pytest.raises(accounting.AccountingError):
+        accounting.compose_rao(-1.0)
 
 
 def test_rao_calibration_reproduces_the_gaussian_conversion(fakes):
@@ -300,12 +300,12 @@ def test_rao_calibration_reproduces_the_gaussian_conversion(fakes):
     gaussian = mechanism(fakes, "gaussian_location")
     epsilon, delta, sensitivity = 0.5, 1e-5, 3.0
     theta = epsilon / math.sqrt(2 * math.log(1.25 / delta))
-    found = account.calibrate_rao(gaussian, theta, {"sensitivity": sensitivity})
+    found = accounting.calibrate_rao(gaussian, theta, {"sensitivity": sensitivity})
     assert found.parameter == "sigma"
     assert found.value == pytest.approx(sensitivity * math.sqrt(2 * math.log(1.25 / delta))
                                         / epsilon, rel=1e-14)
     assert "closed form" in found.method
-    repeated = account.calibrate_rao(gaussian, theta, {"sensitivity": sensitivity}, repeat=16)
+    repeated = accounting.calibrate_rao(gaussian, theta, {"sensitivity": sensitivity}, repeat=16)
     assert repeated.value == pytest.approx(4 * found.value, rel=1e-14)
 
 
@@ -313,7 +313,7 @@ def test_rao_calibration_reproduces_the_gaussian_conversion(fakes):
 def test_rao_calibration_of_randomized_response_by_root_finding(fakes, theta):
     """θ = 2|asin√p − asin√(1−p)| (Soto 2025) inverts to p = sin²(π/4 + θ/4) for p > 1/2."""
     rr = mechanism(fakes, "bernoulli")
-    found = account.calibrate_rao(rr, theta, {})
+    found = accounting.calibrate_rao(rr, theta, {})
     with mp.workdps(30):
         expected = mp.sin(mp.pi / 4 + mp.mpf(theta) / 4) ** 2
     assert found.parameter == "p"
@@ -324,15 +324,15 @@ def test_rao_calibration_of_randomized_response_by_root_finding(fakes, theta):
     def rao_dp_parameter(theta):
         return (1 + np.sin(theta / 2)) / 2
 
-    closed = account.calibrate_rao(dataclasses.replace(rr, rao_dp_parameter=rao_dp_parameter),
+    closed = accounting.calibrate_rao(dataclasses.replace(rr, rao_dp_parameter=rao_dp_parameter),
                                    theta, {})
     assert closed.method == "closed form rao_dp_parameter (derived)"
     assert closed.value == pytest.approx(float(expected), rel=1e-15)
 
 
 def test_rao_calibration_refuses_a_budget_no_p_meets(fakes):
-    with pytest.raises(account.AccountingError, match="no value of p meets"):
-        account.calibrate_rao(mechanism(fakes, "bernoulli"), 4.0, {})  # θ < π for every p
+    with pytest.raises(accounting.AccountingError, match="no value of p meets"):
+        accounting.calibrate_rao(mechanism(fakes, "bernoulli"), 4.0, {})  # θ < π for every p
 
 
 # --- (ε, δ) and KL calibration ---------------------------------------------------------------
@@ -343,7 +343,7 @@ def test_dp_calibration_of_the_gaussian_matches_the_closed_form(fakes, epsilon, 
     """Under Proposition 3, n Gaussians meet (ε, δ) when
     σ = Δ·sqrt(n) / (sqrt(2)·(sqrt(log(1/δ) + ε) − sqrt(log(1/δ)))) (solve ρ + 2 sqrt(ρ L) = ε)."""
     gaussian = mechanism(fakes, "gaussian_location")
-    found = account.calibrate_dp(gaussian, epsilon, delta, {"sensitivity": 1.0}, repeat=repeat,
+    found = accounting.calibrate_dp(gaussian, epsilon, delta, {"sensitivity": 1.0}, repeat=repeat,
                                  conversion="mironov")
     log_inverse = math.log(1 / delta)
     expected = math.sqrt(repeat) / (math.sqrt(2) * (math.sqrt(log_inverse + epsilon)
@@ -352,7 +352,7 @@ def test_dp_calibration_of_the_gaussian_matches_the_closed_form(fakes, epsilon, 
 
 
 def test_dp_calibration_inverts_the_improved_worked_example(fakes):
-    found = account.calibrate_dp(mechanism(fakes, "gaussian_location"), 10.3264800056, 1e-6,
+    found = accounting.calibrate_dp(mechanism(fakes, "gaussian_location"), 10.3264800056, 1e-6,
                                  {"sensitivity": 1.0}, repeat=52, conversion="balle")
     assert found.value == pytest.approx(4.0, rel=1e-9)
 
@@ -361,10 +361,10 @@ def test_dp_calibration_of_laplace_against_mpmath(fakes):
     """Find b with ε_Prop3(100 Laplace releases) = 5 at δ = 1e-6, then check that b in mpmath
     (an interior optimum: the pure-DP bound 100/b is above 5 there)."""
     laplace = mechanism(fakes, "laplace_location")
-    found = account.calibrate_dp(laplace, 5.0, 1e-6, {"sensitivity": 1.0}, repeat=100,
+    found = accounting.calibrate_dp(laplace, 5.0, 1e-6, {"sensitivity": 1.0}, repeat=100,
                                  conversion="mironov")
     assert 100 / found.value > 5.0
-    alpha = account.dp_epsilon(laplace.curve(sensitivity=1, b=found.value).repeated(100), 1e-6,
+    alpha = accounting.dp_epsilon(laplace.curve(sensitivity=1, b=found.value).repeated(100), 1e-6,
                                "mironov").alpha  # only to bracket mpmath's search
     _, epsilon = mp_optimum("mironov", lambda a: 100 * mp_laplace(a, mp.mpf(found.value)),
                             1e-6, (1 + (alpha - 1) / 2, 2 * alpha))
@@ -373,10 +373,10 @@ def test_dp_calibration_of_laplace_against_mpmath(fakes):
 
 def test_kl_calibration(fakes):
     gaussian = mechanism(fakes, "gaussian_location")
-    found = account.calibrate_kl(gaussian, 0.5, {"sensitivity": 2.0}, repeat=8)
+    found = accounting.calibrate_kl(gaussian, 0.5, {"sensitivity": 2.0}, repeat=8)
     assert found.value == pytest.approx(math.sqrt(8 * 4 / (2 * 0.5)), rel=1e-12)
     laplace = mechanism(fakes, "laplace_location")
-    found = account.calibrate_kl(laplace, 0.1, {"sensitivity": 1.0})
+    found = accounting.calibrate_kl(laplace, 0.1, {"sensitivity": 1.0})
     with mp.workdps(30):
         b = mp.findroot(lambda b: 1 / b + mp.exp(-1 / b) - 1 - mp.mpf("0.1"), 2)
     assert found.value == pytest.approx(float(b), rel=1e-10)
@@ -391,23 +391,23 @@ def test_adapter_reads_parameters_and_domains(fakes):
     rr = mechanism(fakes, "bernoulli")
     assert rr.parameters == ("p",)
     assert rr.domains["p"] == (0.0, 1.0)  # derivations/bernoulli.toml
-    assert account.available_mechanisms(fakes) == ["bernoulli", "gaussian_location",
+    assert accounting.available_mechanisms(fakes) == ["bernoulli", "gaussian_location",
                                                    "laplace_location"]
 
 
 def test_adapter_errors_name_the_problem(fakes):
-    with pytest.raises(account.AccountingError, match="unknown mechanism 'nope'.*bernoulli"):
-        account.load_mechanism("nope", fakes)
-    with pytest.raises(account.AccountingError, match="identifiers"):
-        account.load_mechanism("../etc/passwd", fakes)
-    with pytest.raises(account.AccountingError, match="poisson.py has no rdp_epsilon"):
-        account.load_mechanism("poisson", fakes)
+    with pytest.raises(accounting.AccountingError, match="unknown mechanism 'nope'.*bernoulli"):
+        accounting.load_mechanism("nope", fakes)
+    with pytest.raises(accounting.AccountingError, match="identifiers"):
+        accounting.load_mechanism("../etc/passwd", fakes)
+    with pytest.raises(accounting.AccountingError, match="poisson.py has no rdp_epsilon"):
+        accounting.load_mechanism("poisson", fakes)
     gaussian = mechanism(fakes, "gaussian_location")
-    with pytest.raises(account.AccountingError, match="needs a value for sigma"):
+    with pytest.raises(accounting.AccountingError, match="needs a value for sigma"):
         gaussian.curve(sensitivity=1)
-    with pytest.raises(account.AccountingError, match="no parameter 'b'"):
+    with pytest.raises(accounting.AccountingError, match="no parameter 'b'"):
         gaussian.curve(sensitivity=1, sigma=1, b=2)
-    with pytest.raises(account.AccountingError, match="sigma must lie in"):
+    with pytest.raises(accounting.AccountingError, match="sigma must lie in"):
         gaussian.theta(sensitivity=1, sigma=-1)
 
 
@@ -524,7 +524,7 @@ def test_cli_bad_input_exits_2_with_a_clear_message(fakes, capsys, argv, message
 # --- the real generated modules, once part B's functions are generated ----------------------
 
 def _generated(name):
-    return name in account.available_mechanisms(GENERATED)
+    return name in accounting.available_mechanisms(GENERATED)
 
 
 @pytest.mark.skipif(not _generated("gaussian_location"),
@@ -549,8 +549,8 @@ def test_generated_gaussian_reproduces_the_worked_example(capsys, monkeypatch):
 def test_generated_curves_convert_like_mpmath(name, values, mp_curve):
     if not _generated(name):
         pytest.skip(f"{GENERATED}/python/{name}.py has no rdp_epsilon yet")
-    generated = account.load_mechanism(name, GENERATED, REPOSITORY / "derivations")
-    found = account.dp_epsilon(generated.curve(**values).repeated(20), 1e-6, "balle")
+    generated = accounting.load_mechanism(name, GENERATED, REPOSITORY / "derivations")
+    found = accounting.dp_epsilon(generated.curve(**values).repeated(20), 1e-6, "balle")
     _, epsilon = mp_optimum("balle", lambda a: 20 * mp_curve(a), 1e-6,
                                 (1 + (found.alpha - 1) / 2, 2 * found.alpha))
     assert found.epsilon == pytest.approx(epsilon, rel=1e-12)
@@ -566,21 +566,21 @@ def _laplace_curve(b):
 @settings(max_examples=60, deadline=None)
 @given(gaussians=st.integers(0, 200), sigma=st.floats(0.5, 20),
        laplaces=st.integers(0, 200), b=st.floats(0.5, 20),
-       log_delta=st.floats(-30, -2), conversion=st.sampled_from(sorted(account.CONVERSIONS)))
+       log_delta=st.floats(-30, -2), conversion=st.sampled_from(sorted(accounting.CONVERSIONS)))
 def test_minimum_is_below_the_bound_at_every_order(gaussians, sigma, laplaces, b, log_delta,
                                                    conversion):
     if gaussians + laplaces == 0:
         gaussians = 1
-    curve = account.compose(account.RdpCurve(lambda a: gaussians * a / (2 * sigma**2)),
-                            account.RdpCurve(lambda a: laplaces * _laplace_curve(b)(a)))
+    curve = accounting.compose(accounting.RdpCurve(lambda a: gaussians * a / (2 * sigma**2)),
+                            accounting.RdpCurve(lambda a: laplaces * _laplace_curve(b)(a)))
     delta = math.exp(log_delta)
-    found = account.dp_epsilon(curve, delta, conversion)
+    found = accounting.dp_epsilon(curve, delta, conversion)
     orders = 1 + np.geomspace(1e-3, 1e4, 400)
-    bounds = account.conversion_epsilon(curve(orders), orders, delta, conversion)
+    bounds = accounting.conversion_epsilon(curve(orders), orders, delta, conversion)
     assert found.epsilon <= max(bounds.min(), 0.0) * (1 + 1e-12) + 1e-12
     # and it is the bound at the order it reports
     assert found.epsilon == pytest.approx(
-        max(float(account.conversion_epsilon(curve(np.array([found.alpha])),
+        max(float(accounting.conversion_epsilon(curve(np.array([found.alpha])),
                                               np.array([found.alpha]), delta, conversion)[0]),
             0.0), rel=1e-12, abs=1e-12)
 
@@ -594,22 +594,22 @@ def test_a_curve_failing_at_some_orders_narrows_the_search():
             raise ValueError("quadrature did not converge")
         return 52 * alpha / 32
 
-    found = account.dp_epsilon(account.RdpCurve(gaussian_until_50), 1e-6, "mironov")
+    found = accounting.dp_epsilon(accounting.RdpCurve(gaussian_until_50), 1e-6, "mironov")
     assert found.epsilon == pytest.approx(11.1013293857, abs=5e-11)
 
     def broken(alpha):
         raise ValueError("sigma must lie in (0, oo); got -1.0")
 
     with pytest.raises(ValueError, match="sigma must lie in"):
-        account.dp_epsilon(account.RdpCurve(broken), 1e-6)
+        accounting.dp_epsilon(accounting.RdpCurve(broken), 1e-6)
 
 
 def test_dp_calibration_of_randomized_response_against_mpmath(fakes):
     """The p > 1/2 at which 100 randomized responses are (3, 1e-6)-DP (Theorem 21), checked
     by the mpmath optimum at that p."""
-    found = account.calibrate_dp(mechanism(fakes, "bernoulli"), 3.0, 1e-6, {}, repeat=100)
+    found = accounting.calibrate_dp(mechanism(fakes, "bernoulli"), 3.0, 1e-6, {}, repeat=100)
     assert 0.5 < found.value < 1.0
-    alpha = account.dp_epsilon(mechanism(fakes, "bernoulli").curve(p=found.value).repeated(100),
+    alpha = accounting.dp_epsilon(mechanism(fakes, "bernoulli").curve(p=found.value).repeated(100),
                                1e-6).alpha  # only to bracket mpmath's search
     _, epsilon = mp_optimum("balle", lambda a: 100 * mp_rr(a, mp.mpf(found.value)), 1e-6,
                             (1 + (alpha - 1) / 2, 2 * alpha))

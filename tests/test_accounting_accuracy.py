@@ -30,7 +30,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from raosym import account
+from raosym import accounting
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 GENERATED = Path(os.environ.get("RAOSYM_GENERATED", REPOSITORY / "generated"))
@@ -219,7 +219,7 @@ REFERENCES = {
         shapes=[{"N": 0.8}, {"N": 1.5}, {"N": 4.0}], largest={"N": 0.8, "scale": 1e6}),
 }
 
-MECHANISMS = account.available_mechanisms(GENERATED)
+MECHANISMS = accounting.available_mechanisms(GENERATED)
 
 
 def test_every_generated_mechanism_has_a_reference():
@@ -229,7 +229,7 @@ def test_every_generated_mechanism_has_a_reference():
 
 
 def _mechanism(name):
-    return account.load_mechanism(name, GENERATED, DERIVATIONS)
+    return accounting.load_mechanism(name, GENERATED, DERIVATIONS)
 
 
 def _relative(got, exact) -> float:
@@ -302,19 +302,19 @@ def test_calibrations_meet_their_targets_in_mpmath(name):
     mechanism, reference = _mechanism(name), REFERENCES[name]
     scale = getattr(reference, "scale", "p")
     solved, given = CALIBRATIONS.get(name, (scale, {}))
-    given = account.with_default_sensitivity(mechanism, given)
+    given = accounting.with_default_sensitivity(mechanism, given)
 
-    result = account.calibrate_rao(mechanism, 0.5, given, repeat=4)
+    result = accounting.calibrate_rao(mechanism, 0.5, given, repeat=4)
     assert result.parameter == solved
     theta = reference.theta({**given, solved: result.value})
     assert _relative(0.25, theta) <= TOLERANCE, result
 
-    result = account.calibrate_kl(mechanism, 0.05, given, repeat=10)
+    result = accounting.calibrate_kl(mechanism, 0.05, given, repeat=10)
     assert _relative(0.005, reference.kl({**given, solved: result.value})) <= TOLERANCE, result
 
-    result = account.calibrate_dp(mechanism, 1.0, 1e-6, given, repeat=10)
+    result = accounting.calibrate_dp(mechanism, 1.0, 1e-6, given, repeat=10)
     values = {**given, solved: result.value}
-    hint = account.dp_epsilon(mechanism.curve(**values).repeated(10), 1e-6).alpha
+    hint = accounting.dp_epsilon(mechanism.curve(**values).repeated(10), 1e-6).alpha
     epsilon = _mp_dp_epsilon(reference, values, 10, 1e-6, hint)
     assert _relative(1.0, epsilon) <= TOLERANCE, (result, epsilon)
 
@@ -324,11 +324,11 @@ def test_the_solved_value_is_mpmaths_own_root():
     scale b with ε = 1 at δ = 1e-6 over 10 releases, by a secant iteration on the mpmath
     (ε, δ) budget, against the calibrate command's value."""
     mechanism, reference = _mechanism("laplace_location"), REFERENCES["laplace_location"]
-    found = account.calibrate_dp(mechanism, 1.0, 1e-6, {"sensitivity": 1.0}, repeat=10).value
+    found = accounting.calibrate_dp(mechanism, 1.0, 1e-6, {"sensitivity": 1.0}, repeat=10).value
     with mp.workdps(DIGITS):
         def gap(b):
             values = {"sensitivity": 1.0, "b": b}
-            hint = account.dp_epsilon(mechanism.curve(**values).repeated(10), 1e-6).alpha
+            hint = accounting.dp_epsilon(mechanism.curve(**values).repeated(10), 1e-6).alpha
             return _mp_dp_epsilon(reference, {"sensitivity": 1, "b": b}, 10, 1e-6, hint) - 1
 
         root = mp.findroot(gap, (mp.mpf(found) * (1 - mp.mpf(10) ** -6), mp.mpf(found)),

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from conftest import REPOSITORY
 
-from raosym.emit.pdf import compile_tex
+from raosym.gate.pdf import compile_tex
 from raosym.plot import appendix_figures
 
 LATEX = REPOSITORY / "generated" / "latex"

@@ -16,7 +16,8 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from raosym import account, cli, composition_plot
+from raosym import accounting, cli, composition_plot
+from raosym.cli.accounting import parse_release
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -28,14 +29,14 @@ def in_repository(monkeypatch):
 
 @pytest.fixture(scope="module")
 def mechanisms():
-    return [composition_plot.pure_mechanism(account._release(text, REPOSITORY / "generated"))
+    return [composition_plot.pure_mechanism(parse_release(text, REPOSITORY / "generated"))
             for text in composition_plot.DEFAULT_ROWS]
 
 
 def test_the_pure_dp_epsilon_is_the_mechanisms():
-    rr = composition_plot.pure_mechanism(account._release("bernoulli:p=0.525", None))
+    rr = composition_plot.pure_mechanism(parse_release("bernoulli:p=0.525", None))
     assert rr.epsilon == pytest.approx(math.log(0.525 / 0.475), rel=1e-14)
-    laplace = composition_plot.pure_mechanism(account._release("laplace_location:b=10", None))
+    laplace = composition_plot.pure_mechanism(parse_release("laplace_location:b=10", None))
     assert laplace.epsilon == pytest.approx(0.1, rel=1e-12)  # Δ/b
 
 
@@ -100,14 +101,14 @@ def test_advanced_and_generic_bounds_against_mpmath():
 
 
 def test_panels_are_titled_by_the_family_and_typeset_parameters():
-    laplace = composition_plot.pure_mechanism(account._release("laplace_location:b=10", None))
+    laplace = composition_plot.pure_mechanism(parse_release("laplace_location:b=10", None))
     assert laplace.label == r"Laplace location family, $\Delta = 1$, $b = 10$"
     assert "_" not in laplace.label  # never the file name laplace_location
 
 
 def test_gaussian_noise_is_not_pure_dp():
-    with pytest.raises(account.AccountingError, match="is not pure DP"):
-        composition_plot.pure_mechanism(account._release("gaussian_location:sigma=1", None))
+    with pytest.raises(accounting.AccountingError, match="is not pure DP"):
+        composition_plot.pure_mechanism(parse_release("gaussian_location:sigma=1", None))
 
 
 def test_cli_draws_the_figure_at_print_resolution(tmp_path, capsys):

@@ -16,7 +16,7 @@ import sympy
 from sympy import Abs, acosh, asin, atanh, gamma, log, pi, sqrt
 from test_core import run_cli
 
-from raosym import report
+from raosym.cli import report
 from raosym.errors import VerificationError
 from raosym.verify.geodesic import MetricModel, geodesic_distance, metric_model
 

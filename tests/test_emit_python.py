@@ -21,8 +21,8 @@ import pytest
 import sympy
 from conftest import family_names, verified
 
-from raosym import report
-from raosym.emit import render_family
+from raosym.cli import report
+from raosym.emit import render_files
 from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
 from raosym.errors import EmitError
 
@@ -371,4 +371,4 @@ def test_printer_prints_helpers_and_refuses_what_it_cannot_compute():
 def test_emit_accepts_only_verified(catalog):
     family = verified(catalog, "laplace")
     with pytest.raises(TypeError, match="emit accepts only Verified"):
-        render_family(family.derivation)
+        render_files(family.derivation)

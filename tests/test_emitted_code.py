@@ -40,14 +40,14 @@ def relative(got, truth):
 def test_gate_refuses_a_module_printed_with_a_wrong_sign(catalog, monkeypatch):
     """A printer that negates every expression (a wrong sign in the emitted Fisher matrix) is
     caught, naming the function, the input, the value returned and the value expected."""
-    from raosym import emit
+    from raosym import gate
     from raosym.emit import python
-    from raosym.emit.gate import EmittedCodeError
     from raosym.emit.python.printer import stable_forms
+    from raosym.gate.emitted import EmittedCodeError
 
     monkeypatch.setattr(python, "stable_forms", lambda expr: -stable_forms(expr))
     with pytest.raises(EmittedCodeError) as caught:
-        emit.render_family(verified(catalog, "exponential"))
+        gate.render_family(verified(catalog, "exponential"))
     message = str(caught.value)
     assert "exponential.fisher_information([" in message
     assert "returned -" in message and "expected " in message
@@ -83,7 +83,7 @@ def test_generate_leaves_out_accounting_whose_code_fails_and_keeps_the_rest(
 
 
 def test_gate_judges_nan_and_infinities_against_the_truth():
-    from raosym.emit.gate import _error
+    from raosym.gate.emitted import _error
 
     assert _error(math.nan, mpmath.mpf(1), mpmath.mpf(1)) is None
     assert _error(math.inf, mpmath.mpf(744.44), mpmath.mpf(744.44)) is None

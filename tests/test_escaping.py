@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
-import subprocess
 import shutil
+import subprocess
 
 import pytest
 from conftest import REPOSITORY
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -108,7 +107,8 @@ FOLDER_NAMES = st.text(st.characters(min_codepoint=1, max_codepoint=0x10FFFF,
 def exponential():
     """The exponential family derived and verified, and its gate accuracy (both once)."""
     from raosym import pipeline
-    from raosym.emit import gate, python
+    from raosym.emit import python
+    from raosym.gate import emitted as gate
 
     verified = pipeline.run_family(REPOSITORY / "derivations" / "exponential.toml")
     module = python.render(verified)["python/exponential.py"]
@@ -123,7 +123,7 @@ def with_free_text(verified, title: str, reference: str, folder: str):
 
 
 def render(verified, accuracy) -> tuple[str, str]:
-    """The module and the section, as raosym.emit.render_family makes them."""
+    """The module and the section, as raosym.gate.render_family makes them."""
     from raosym.emit import latex, python
 
     module = python.with_accuracy(python.render(verified)["python/exponential.py"], accuracy)

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import REPOSITORY, family_names
 
-from raosym import cli, pipeline, transport
+from raosym import cli, pipeline
+from raosym.cache import transport
 from raosym.errors import VerificationError
 
 FAMILIES = family_names()
@@ -60,12 +61,12 @@ def test_generate_twice_gives_identical_bytes(derived, tmp_path, capsys):
 
 def test_rendering_does_not_depend_on_the_hash_seed(catalog, generated_tree, tmp_path):
     """Emit the same Verified objects in a process with another PYTHONHASHSEED (sent the
-    way a worker sends them: raosym.transport, which keeps the expressions as derived)."""
+    way a worker sends them: raosym.cache.transport, which keeps the expressions as derived)."""
     pickled = tmp_path / "catalog.pickle"
     pickled.write_bytes(transport.dumps(list(catalog.values())))
     script = (
         "import sys\n"
-        "from raosym import pipeline, transport\n"
+        "from raosym import pipeline\nfrom raosym.cache import transport\n"
         "outcomes = transport.loads(open(sys.argv[1], 'rb').read())\n"
         "pipeline.generate_from(outcomes, output=sys.argv[2], families=set(sys.argv[3:]))\n"
     )

@@ -1015,7 +1015,7 @@ def test_killing_the_parent_ends_its_workers(tmp_path):
 
 
 GATE_SCRIPT = """
-from raosym.emit import gate
+from raosym.gate import emitted as gate
 # A module whose import takes ten minutes: the gate's interpreter is busy when we are killed.
 gate._run("slow", "import time\\ntime.sleep(600)\\n", [])
 """

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from raosym import account, interop
+from raosym import accounting, interop
 
 dp_accounting = pytest.importorskip("dp_accounting")  # CI installs it (".[test,dp]")
 from dp_accounting.rdp import rdp_privacy_accountant
@@ -26,7 +26,7 @@ def in_repository(monkeypatch):
 
 
 def curve(name, **values):
-    return account.load_mechanism(name).curve(**values)
+    return accounting.load_mechanism(name).curve(**values)
 
 
 def test_a_generated_curve_at_dp_accountings_orders_gives_its_epsilon():
@@ -53,8 +53,8 @@ def test_a_mechanism_dp_accounting_has_no_model_for_joins_its_accountant():
     epsilon, order = interop.epsilon_with_accountant(accountant, 1e-6, cauchy)
     orders = np.asarray(accountant.orders)
     gaussian = orders * 52 / (2 * 4.0**2)  # Mironov 2017, Table II
-    total = account.compose_orders(gaussian, cauchy(orders))
-    own = account.dp_epsilon_at_orders(orders, total, 1e-6, "balle")
+    total = accounting.compose_orders(gaussian, cauchy(orders))
+    own = accounting.dp_epsilon_at_orders(orders, total, 1e-6, "balle")
     assert epsilon == pytest.approx(own.epsilon, rel=1e-12)
     assert order == own.alpha
     # More releases cost more: above the Gaussians alone.
@@ -72,10 +72,10 @@ def test_an_accountants_composition_converts_with_raosyms_conversions():
                            + (a - 1) / (2 * a - 1) * math.exp(-a / lam)) / (a - 1)
              for a in orders[orders < 200]]
     np.testing.assert_allclose(rdp[orders < 200], table, rtol=1e-9)
-    guarantee = account.dp_epsilon_at_orders(orders, rdp, 1e-6, "balle")
+    guarantee = accounting.dp_epsilon_at_orders(orders, rdp, 1e-6, "balle")
     assert guarantee.epsilon == pytest.approx(accountant.get_epsilon(1e-6), rel=1e-12)
 
 
 def test_bad_orders_are_refused():
-    with pytest.raises(account.AccountingError, match="greater than 1"):
+    with pytest.raises(accounting.AccountingError, match="greater than 1"):
         interop.rdp_at_orders(curve("bernoulli", p=0.75), [0.5, 2.0])

@@ -21,7 +21,7 @@ from raosym.emit.latex.layout import (
 )
 from raosym.emit.latex.printer import ProofPrinter
 from raosym.emit.latex.prose import Prose, citations, title_latex
-from raosym.emit.pdf import compile_tex
+from raosym.gate.pdf import compile_tex
 
 X, MU, SIGMA, NU = sympy.symbols("x mu sigma nu", positive=True)
 

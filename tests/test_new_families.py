@@ -472,7 +472,7 @@ def test_a_domain_bounded_by_pi_is_sampled(tmp_path):
     """Issue 17: ``mu = "(-pi, pi)"`` (von Mises) ended in ``TypeError: cannot create mpf from
     -pi``. The points drawn lie inside the interval, at the working precision."""
     from raosym import pipeline
-    from raosym.verify.points import sample_points
+    from raosym.spec.points import sample_points
 
     path = tmp_path / "circle.toml"
     text = (REPOSITORY / "derivations" / "von_mises.toml").read_text()

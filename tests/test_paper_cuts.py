@@ -233,9 +233,9 @@ SECONDS = 30.0
 def _mechanism_options(name):
     """--NAME VALUE for every parameter but the sensitivity: shapes from SHAPES, p = 0.75,
     a noise scale of 2; and the name of the one calibrate solves for (the first)."""
-    from raosym import account
+    from raosym import accounting
 
-    mechanism = account.load_mechanism(name, REPOSITORY / "generated",
+    mechanism = accounting.load_mechanism(name, REPOSITORY / "generated",
                                        REPOSITORY / "derivations")
     free = [p for p in mechanism.parameters if p != "sensitivity"]
     values = {p: SHAPES.get(p, 0.75 if mechanism.domains[p][1] == 1.0 else 2.0) for p in free}
@@ -244,9 +244,9 @@ def _mechanism_options(name):
 
 
 def _generated_mechanisms():
-    from raosym import account
+    from raosym import accounting
 
-    return account.available_mechanisms(REPOSITORY / "generated")
+    return accounting.available_mechanisms(REPOSITORY / "generated")
 
 
 @pytest.mark.parametrize("name", _generated_mechanisms())

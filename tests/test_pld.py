@@ -17,7 +17,7 @@ from pathlib import Path
 import mpmath as mp
 import pytest
 
-from raosym import account, cli, pld
+from raosym import accounting, cli, pld
 
 pytest.importorskip("dp_accounting")  # CI installs it (.ci/run: pip install ".[test,dp]")
 
@@ -66,7 +66,7 @@ def randomized_response_epsilon(p, k, delta):
 
 
 def release(name, repeat, **values):
-    return account.Release(account.load_mechanism(name), values, repeat)
+    return accounting.Release(accounting.load_mechanism(name), values, repeat)
 
 
 def test_52_gaussians_give_the_analytic_gaussian_epsilon():

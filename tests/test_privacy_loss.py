@@ -18,7 +18,7 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from raosym import account, cli, pld, privacy_loss
+from raosym import accounting, cli, pld, privacy_loss
 
 REPOSITORY = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ def in_repository(monkeypatch):
 
 
 def mechanism(name):
-    return account.load_mechanism(name)
+    return accounting.load_mechanism(name)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -184,7 +184,7 @@ def convolved_epsilon(name, s, d, repeat, delta, interval=2e-5, cells=2_000_000)
 @pytest.mark.parametrize("name, s, repeat", [("cauchy", 1.0, 10), ("logistic", 2.0, 20)])
 def test_tight_epsilon_of_unmodelled_noise_matches_a_numpy_convolution(name, s, repeat):
     pytest.importorskip("dp_accounting")
-    release = account.Release(mechanism(name), {"sensitivity": 1.0, "s": s}, repeat)
+    release = accounting.Release(mechanism(name), {"sensitivity": 1.0, "s": s}, repeat)
     guarantee = pld.pld_epsilon([release], 1e-6)
     (model,) = guarantee.models
     assert "generated privacy_loss" in model
@@ -227,20 +227,20 @@ def test_a_density_that_does_not_integrate_to_one_is_refused():
 
     loss = privacy_loss.ContinuousLoss(log_density, lambda x: cauchy_loss(x, 1.0, 1.0), 1.0,
                                        (0.0, 1.0))
-    with pytest.raises(account.AccountingFailure, match="integrates to 2.*cannot be discretized"):
+    with pytest.raises(accounting.AccountingFailure, match="integrates to 2.*cannot be discretized"):
         loss.rounded(1e-4)
 
 
 def test_an_infinite_discrete_support_is_refused():
     spec = SimpleNamespace(name="poissonish", support=SimpleNamespace(
         kind="integers", points=(), text="integers >= 0", discrete=True))
-    with pytest.raises(account.AccountingError, match="not a finite set of numbers"):
+    with pytest.raises(accounting.AccountingError, match="not a finite set of numbers"):
         privacy_loss.discrete_log_masses(mechanism("bernoulli"), {"p": 0.6}, spec)
 
 
 def test_bad_epsilon_and_delta_are_refused():
     curve = privacy_loss.hockey_stick(mechanism("bernoulli"), p=0.75)
-    with pytest.raises(account.AccountingError, match="finite and ≥ 0"):
+    with pytest.raises(accounting.AccountingError, match="finite and ≥ 0"):
         curve.delta(-1.0)
-    with pytest.raises(account.AccountingError, match=r"delta must lie in \(0, 1\)"):
+    with pytest.raises(accounting.AccountingError, match=r"delta must lie in \(0, 1\)"):
         curve.epsilon(1.5)

@@ -54,3 +54,28 @@ def test_generated_modules_import_scipy_only_when_a_function_needs_it():
     modules = imported_after(f"import sys\nsys.path.insert(0, {str(GENERATED)!r})\n"
                              "import gamma\nassert gamma.rao_distance((2.0, 1.5), (3.5, 0.7)) > 0\n")
     assert modules["scipy.integrate"] and not modules["sympy"], modules
+
+
+def test_the_accounting_package_imports_no_sympy():
+    """``raosym.accounting`` (issue 13): every module of it, without SymPy, mpmath or SciPy
+    (SciPy is imported by the conversion and the calibration when they run)."""
+    modules = imported_after("import raosym.accounting\n"
+                             "from raosym.accounting import calibrate, mechanisms, rao, rdp, "
+                             "releases\n")
+    assert not any(modules.values()), modules
+
+
+def test_the_accounting_commands_help_imports_no_sympy():
+    for command in ("account", "calibrate"):
+        modules = imported_after("import contextlib, io\nfrom raosym import cli\n"
+                                 "with contextlib.redirect_stdout(io.StringIO()):\n"
+                                 "    try:\n"
+                                 f"        cli.main([{command!r}, '--help'])\n"
+                                 "    except SystemExit as stop:\n"
+                                 "        assert stop.code == 0\n")
+        assert not modules["sympy"] and not modules["scipy"], (command, modules)
+
+
+def test_the_probe_sees_sympy_where_it_is_imported():
+    """The probe can fail: the derive stage's records import SymPy, and it says so."""
+    assert imported_after("from raosym.derive import steps")["sympy"]

@@ -25,10 +25,11 @@ import sympy
 from conftest import REPOSITORY, verified
 
 from raosym import cache as cache_module
-from raosym import cli, pipeline, progress, report
+from raosym import cli, pipeline
 from raosym.cache import DerivationCache, cache_key, engine_version
+from raosym.cli import progress, report
+from raosym.cli.scaffold import TEMPLATE, new_derivation
 from raosym.errors import SpecError
-from raosym.scaffold import TEMPLATE, new_derivation
 from raosym.verify.checks import REQUIRED_DIGITS
 
 README = (REPOSITORY / "README.md").read_text(encoding="utf-8")
@@ -273,7 +274,7 @@ def test_no_cache_neither_reads_nor_writes(exponential_file, tmp_path, monkeypat
 def test_cached_results_render_byte_identical_files(catalog, tmp_path):
     """The session's catalog came through the cache: a render from the cache entries equals a
     render from the objects derived in this process."""
-    from raosym import emit
+    from raosym import gate
 
     store = DerivationCache()  # the session cache ($RAOSYM_CACHE, set by conftest)
     for name in ("laplace", "poisson"):
@@ -281,7 +282,7 @@ def test_cached_results_render_byte_identical_files(catalog, tmp_path):
         path = Path(fresh.derivation.spec.path)
         cached = store.load(path)
         assert cached is not None, f"{name} is in the session cache"
-        assert emit.render_family(cached) == emit.render_family(fresh)
+        assert gate.render_family(cached) == gate.render_family(fresh)
 
 
 # ----------------------------------------------------------------------------- progress
@@ -390,7 +391,7 @@ def test_touching_one_file_derives_only_that_family(catalog, tmp_path, monkeypat
 
 def test_rendered_files_are_cached_and_a_damaged_render_entry_is_rendered_again(
         exponential_entry, tmp_path, monkeypatch):
-    from raosym import emit
+    from raosym import gate
 
     source, good = exponential_entry
     folder = tmp_path / "derivations"
@@ -401,7 +402,7 @@ def test_rendered_files_are_cached_and_a_damaged_render_entry_is_rendered_again(
     store = DerivationCache(tmp_path / "cache")
     store.folder.mkdir()
     _entry(store, folder / "exponential.toml").write_bytes(good)
-    expected = emit.render_family(store.load(folder / "exponential.toml"))
+    expected = gate.render_family(store.load(folder / "exponential.toml"))
     for attempt in ("renders and stores", "from the render cache", "damaged entry"):
         if attempt == "damaged entry":
             entry = next(store.folder.glob("*.render"))
@@ -468,21 +469,28 @@ def test_api_derive_takes_a_spec_a_name_or_a_path(catalog, monkeypatch):
 
 
 def test_latex_display_compiles_and_shows_the_fisher_matrix_and_the_proof(catalog, tmp_path):
+    """What a notebook shows: IPython's own LaTeX formatter, with raosym's registration."""
+    from IPython.core.formatters import LatexFormatter
+
+    import raosym
+
+    formatter = LatexFormatter()
+    raosym.register_notebook_display(formatter)
     laplace = verified(catalog, "laplace")
     derivation = laplace.derivation
-    text = derivation._repr_latex_()
+    text = formatter(derivation)
     assert text.startswith("$$") and text.endswith("$$")
     assert r"\frac{1}{b^{2}}" in text  # SymPy's own LaTeX of the literature value 1/b^2
     assert r"\operatorname{acosh}" in text  # the half-plane distance
     for entry in derivation.entries:
         for step in entry.steps:
             assert step.claim.split()[0] in text
-    assert "checks" in laplace._repr_latex_()
-    assert r"\mu \in \mathbb{R}" in derivation.spec._repr_latex_()
+    assert "checks" in formatter(laplace)
+    assert r"\mu \in \mathbb{R}" in formatter(derivation.spec)
     document = tmp_path / "display.tex"
     document.write_text("\\documentclass{article}\\usepackage{amsmath,amssymb}\n"
                         "\\begin{document}\n" + "\n".join(
-                            obj._repr_latex_() for obj in (laplace, derivation.spec,
+                            formatter(obj) for obj in (laplace, derivation.spec,
                                                            verified(catalog, "gamma")))
                         + "\n\\end{document}\n")
     result = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error",

@@ -9,7 +9,7 @@ import sympy
 
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded
 from raosym.derive.distance import derive_distance
-from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries, scores
+from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries
 from raosym.derive.geometry import derive_geometry, geometry_unavailable, metric_only_geometry
 from raosym.derive.mechanism import derive_mechanism
 from raosym.derive.steps import Derivation, Unavailable
@@ -72,7 +72,6 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     hypotheses = tuple(dict.fromkeys(h for entry in entries for h in entry.hypotheses))
     return Derivation(
         spec=spec,
-        score=scores(spec),
         fisher=fisher,
         entries=entries,
         geometry=geometry,

@@ -43,6 +43,7 @@ from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
 from raosym.derive.integrals import integral_reason, is_closed, kinks
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
+from raosym.functions import RULES, expm1mx, log1pmx, log_ratio
 from raosym.spec.model import FamilySpec
 
 #: The order of the Rényi divergence (``alpha > 1`` is a hypothesis of every result).
@@ -56,51 +57,6 @@ _CHECK_SUBSTITUTION: contextvars.ContextVar = contextvars.ContextVar("substituti
                                                                    default=None)
 #: Above this largest exponent the stable form switches from second order to log-sum-exp.
 SWITCH = 2
-
-
-class expm1mx(sympy.Function):
-    """``exp(x) - 1 - x`` (>= 0 for every real x), evaluated without cancellation by the
-    generated code. Never evaluated symbolically; ``rewrite(sympy.exp)`` gives the definition."""
-
-    nargs = 1
-
-    def _eval_rewrite_as_exp(self, x, **kwargs):
-        return sympy.exp(x) - 1 - x
-
-    def _eval_is_nonnegative(self):
-        return True if self.args[0].is_real else None
-
-    def _latex(self, printer):
-        return rf"\operatorname{{\varphi}}\left({printer._print(self.args[0])}\right)"
-
-
-class log1pmx(sympy.Function):
-    """``log(1 + x) - x`` (<= 0 for x > -1), evaluated without cancellation by the generated
-    code. Never evaluated symbolically; ``rewrite(sympy.log)`` gives the definition."""
-
-    nargs = 1
-
-    def _eval_rewrite_as_log(self, x, **kwargs):
-        return sympy.log(1 + x) - x
-
-    def _latex(self, printer):
-        argument = printer._print(self.args[0])
-        return rf"\left(\log\left(1 + {argument}\right) - {argument}\right)"
-
-
-class log_ratio(sympy.Function):
-    """``log(1 + d)`` given ``d = A - 1`` and ``e = 1/A - 1`` both in exact form: the generated
-    code takes ``log1p(d)`` for ``d >= 0`` and ``-log1p(e)`` otherwise, so the argument of
-    log1p is never near -1 (where it is ill-conditioned): ``log(p/(1-p))`` keeps its digits
-    near p = 1/2 *and* near 0 and 1. Never evaluated symbolically."""
-
-    nargs = 2
-
-    def _eval_rewrite_as_log(self, d, e, **kwargs):
-        return sympy.log(1 + d)
-
-    def _latex(self, printer):
-        return printer._print(sympy.log(1 + self.args[0]))
 
 
 @dataclass(frozen=True)
@@ -118,7 +74,11 @@ class RenyiCurve:
     second: sympy.Expr      # f_D'
     steps: tuple[ProofStep, ...] = ()
     reason: str | None = None
-    hypotheses: tuple[str, ...] = ("alpha > 1",)
+    #: lim_{alpha -> oo} D_alpha (the epsilon of pure DP; oo where there is none), or None
+    #: when SymPy finds no limit or the curve has no closed form.
+    order_infinity_limit: sympy.Expr | None = None
+    #: The symbol of the order alpha in the curve's expressions.
+    order: sympy.Symbol = ALPHA
 
     @property
     def closed(self) -> bool:
@@ -591,7 +551,19 @@ def _derive_renyi(spec, first, second, arguments, budget) -> RenyiCurve:
         stable = stable if stable.has(sympy.Piecewise) else sympy.factor(stable)
     return RenyiCurve(textbook=textbook_alpha, stable=stable,
                       kl=kl, kl_stable=kl_stable, symmetric=symmetric, rho=rho,
-                      steps=tuple(steps), **common)
+                      steps=tuple(steps),
+                      order_infinity_limit=_order_infinity_limit(textbook_alpha, budget),
+                      **common)
+
+
+def _order_infinity_limit(curve: sympy.Expr, budget: float) -> sympy.Expr | None:
+    """``lim_{alpha -> oo} D_alpha`` by SymPy (the epsilon of pure DP where finite), or None
+    when it finds none."""
+    try:
+        return run_with_budget(sympy.limit, curve, ALPHA, sympy.oo, seconds=budget,
+                               what="the limit of the RDP curve as alpha -> oo")
+    except (NotImplementedError, ValueError):
+        return None
 
 
 def _sum_of_powers(spec, first, second, arguments, budget):
@@ -661,17 +633,6 @@ def _forced(expr: sympy.Expr) -> sympy.Expr:
 
 
 #: The rewrite rules of the module docstring, as the proofs state them.
-RULES = {
-    1: "each term multiplied out as c_i exp(x_i)",
-    2: "`Σ w_i exp(y_i) + r = Σ w_i phi(y_i) + (r + Σ w_i + Σ w_i y_i)` with "
-       "`phi(y) = exp(y) - 1 - y >= 0`",
-    3: "`log(Σ c_i exp(x_i)) = M + log(Σ c_i exp(x_i - M))` for every M",
-    4: "`log(A) = log1p(A - 1) = -log1p(1/A - 1)` and `w exp(y) - w = w expm1(y)`, where "
-       "`log1p(y) = log(1 + y)` and `expm1(y) = exp(y) - 1` are evaluated without "
-       "cancellation",
-}
-
-
 def _rules(*numbers: int) -> str:
     return "; ".join(RULES[number] for number in numbers)
 

@@ -21,8 +21,3 @@ class Expectation(sympy.Function):
 
     def _sympystr(self, printer) -> str:
         return "E[" + printer._print(self.args[0]) + "]"
-
-
-def fisher_symbol(row_name: str, column_name: str) -> sympy.Symbol:
-    """The symbol ``g_{row column}`` naming a Fisher entry in proofs."""
-    return sympy.Symbol(f"g_{row_name}_{column_name}")

@@ -26,11 +26,12 @@ import sympy
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
 from raosym.derive.closers import fresh_symbol
 from raosym.derive import parametric
-from raosym.derive.expectation import Expectation, fisher_symbol
+from raosym.derive.expectation import Expectation
 from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, kinks, tidy
-from raosym.derive.steps import FisherEntry, ProofStep
+from raosym.derive.steps import FisherEntry, ProofStep, fisher_symbol
 from raosym.errors import DerivationError, SpecError
 from raosym.spec.model import FamilySpec
+from raosym.spec.points import sample_points
 
 
 def log_density(spec: FamilySpec) -> sympy.Expr:
@@ -477,8 +478,6 @@ def _implied_by_domains(spec: FamilySpec, condition) -> bool:
 def _counterexample(spec: FamilySpec, condition):
     """``(point, description)``: a sampled point of the declared domains where ``condition``
     is false, or None."""
-    from raosym.verify.points import sample_points  # a leaf module: no cycle into verify
-
     for point in sample_points(spec, 8):
         values = {symbol: sympy.Float(str(value), 30) for symbol, value in point.items()}
         if condition.subs(values) == sympy.false:

@@ -35,6 +35,7 @@ import sympy
 from raosym.derive.budget import DEFAULT_BUDGET
 from raosym.derive.divergence import RenyiCurve, derive_renyi
 from raosym.derive.integrals import absorb_into_gamma
+from raosym.derive.outputs import OutputForms, output_forms
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
 from raosym.spec.model import FamilySpec
@@ -70,7 +71,10 @@ class MechanismDerivation:
     conversions: tuple[Conversion, ...]
     composition: sympy.Expr | None       # budget of two copies with scales s1, s2
     renyi: RenyiCurve
+    outputs: OutputForms                 # log f_D, log f_D' in the forms the code evaluates
     steps: tuple[ProofStep, ...]
+    #: The symbol of the Rao-DP budget in the calibration.
+    budget: sympy.Symbol = THETA
 
 
 def derive_mechanism(spec: FamilySpec, fisher: sympy.Matrix, distance,
@@ -148,7 +152,7 @@ def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> Mechanis
         kind="additive", manifold=manifold, arguments=arguments, theta=theta,
         theta_stable=theta, metric=metric, constant=constant, calibration=calibration,
         calibrated=scale, conversions=conversions, composition=composition, renyi=renyi,
-        steps=tuple(steps) + renyi.steps)
+        outputs=output_forms(spec, renyi), steps=tuple(steps) + renyi.steps)
 
 
 def _composition(spec, mu, metric, theta, scale, delta, steps) -> sympy.Expr:
@@ -271,7 +275,7 @@ def _neighbour(spec: FamilySpec, distance, budget: float) -> MechanismDerivation
         kind="neighbour", manifold=manifold, arguments=arguments, theta=theta,
         theta_stable=theta_stable, metric=None, constant=None, calibration=calibration,
         calibrated=calibrated, conversions=(), composition=None, renyi=renyi,
-        steps=tuple(steps) + renyi.steps)
+        outputs=output_forms(spec, renyi), steps=tuple(steps) + renyi.steps)
 
 
 def asin_difference_form(expr: sympy.Expr, steps: list) -> sympy.Expr:

@@ -9,13 +9,23 @@ equation it establishes (``lhs = rhs`` as SymPy objects, usually unevaluated ``I
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy
 
 from raosym.spec.model import FamilySpec
 
+if TYPE_CHECKING:  # the mechanism's module builds on these records
+    from raosym.derive.mechanism import MechanismDerivation
+
 #: The strategy of the step that reduces a Rao distance modulo a period (see RaoDistance).
 PERIOD_STRATEGY = "period"
+
+
+def fisher_symbol(row_name: str, column_name: str) -> sympy.Symbol:
+    """The symbol ``g_{row column}`` naming a Fisher entry in proof steps (part of the
+    records' vocabulary: the LaTeX backend prints it as ``g_{\\mu\\sigma}``)."""
+    return sympy.Symbol(f"g_{row_name}_{column_name}")
 
 
 @dataclass(frozen=True)
@@ -105,21 +115,13 @@ class Derivation:
     """Everything the derive stage found for one family (not yet checked numerically)."""
 
     spec: FamilySpec
-    score: tuple[sympy.Expr, ...]
     fisher: sympy.ImmutableMatrix
     entries: tuple[FisherEntry, ...]
     geometry: Geometry
     hypotheses: tuple[str, ...]
-    steps: tuple[ProofStep, ...] = ()
     timings: dict = field(default_factory=dict, compare=False, hash=False)
     distance: RaoDistance | None = None
-    #: raosym.derive.mechanism.MechanismDerivation, or None without a [mechanism] table.
-    mechanism: object | None = None
+    #: The accounting of a family with a [mechanism] table, else None.
+    mechanism: MechanismDerivation | None = None
     #: What could not be derived or verified, with the reasons (see :class:`Unavailable`).
     unavailable: tuple[Unavailable, ...] = ()
-
-    def _repr_latex_(self) -> str:
-        """Jupyter display: density, Fisher matrix, geometry, distance, proof steps."""
-        from raosym.display import derivation_latex
-
-        return derivation_latex(self)

@@ -157,9 +157,3 @@ class FamilySpec:
     @property
     def constant_symbols(self) -> tuple[sympy.Symbol, ...]:
         return tuple(parameter.symbol for parameter in self.constants)
-
-    def _repr_latex_(self) -> str:
-        """Jupyter display: density, support, coordinates and constants (raosym.display)."""
-        from raosym.display import spec_latex
-
-        return spec_latex(self)

@@ -17,6 +17,10 @@ of :data:`REQUIRED_DIGITS`. ``Verified`` is the only thing the emit stage accept
   distance from p to q and the one from q to p, solved at two working precisions, must agree to
   :data:`NUMERIC_DISTANCE_DIGITS` (symmetry and solver settings at once), and the geodesic may
   not be longer than the straight coordinate segment.
+
+Alongside the checks, :mod:`raosym.verify.comparison` evaluates a mechanism's privacy
+definitions at one calibration (``Verified.comparison``, the LaTeX section's table), so that
+the emit stage prints numbers it did not compute.
 """
 
 from __future__ import annotations
@@ -30,6 +34,13 @@ import sympy
 from raosym.derive.fisher import scores
 from raosym.derive.steps import Derivation, Unavailable
 from raosym.errors import DerivationError, VerificationError
+from raosym.spec.points import (
+    describe_point,
+    distance_pairs,
+    nearest_representative,
+    sample_points,
+)
+from raosym.verify.comparison import PrivacyComparison, privacy_comparison
 from raosym.verify.density import probe_values
 from raosym.verify.divergence import divergence_checks
 from raosym.verify.evaluate import evaluate, mpmath_function
@@ -38,12 +49,6 @@ from raosym.verify.geodesic import (
     geodesic_distance,
     metric_model,
     straight_segment_length,
-)
-from raosym.verify.points import (
-    describe_point,
-    distance_pairs,
-    nearest_representative,
-    sample_points,
 )
 from raosym.verify.quadrature import PrecisionUnreachable, expectation
 
@@ -90,6 +95,13 @@ class Verified:
 
     derivation: Derivation
     checks: tuple[Check, ...]
+    #: A mechanism's privacy definitions at one calibration (the LaTeX section's table).
+    comparison: PrivacyComparison | None = None
+
+    #: The precision of the checks and the digits each closed form must reach (printed in
+    #: the generated files' verification records).
+    working_digits = WORKING_DIGITS
+    required_digits = REQUIRED_DIGITS
 
     @property
     def unavailable(self):
@@ -104,12 +116,6 @@ class Verified:
         return min(check.digits for check in self.checks if check.reached and (
             check.required == REQUIRED_DIGITS
             or (check.required == NUMERIC_FISHER_DIGITS and check.quantity.startswith("g_"))))
-
-    def _repr_latex_(self) -> str:
-        """Jupyter display: the derivation and its verification (see raosym.display)."""
-        from raosym.display import verified_latex
-
-        return verified_latex(self)
 
 
 def digits_of_agreement(symbolic, numeric, scale=None) -> float:
@@ -370,7 +376,8 @@ def verify(derivation: Derivation, *, count: int = 5) -> Verified:
     derivation, divergences = _optional_checks(  # mechanisms: Rao-DP, RDP, KL
         derivation, "privacy accounting", lambda: divergence_checks(derivation, _check),
         mechanism=None)
-    return Verified(derivation, tuple(checks + distance + divergences))
+    return Verified(derivation, tuple(checks + distance + divergences),
+                    privacy_comparison(derivation))
 
 
 #: What a check of an optional quantity may raise when it cannot be carried out.

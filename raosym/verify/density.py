@@ -12,8 +12,8 @@ import mpmath
 
 from raosym.errors import SpecError
 from raosym.spec.model import FamilySpec
+from raosym.spec.points import describe_point, sample_points
 from raosym.verify.evaluate import evaluate, mpmath_function
-from raosym.verify.points import describe_point, sample_points
 from raosym.verify.quadrature import PrecisionUnreachable, expectation
 
 NORMALIZATION_DIGITS = 20

@@ -25,8 +25,8 @@ import sympy
 
 from raosym.derive.divergence import ALPHA, log_density, unrewritten
 from raosym.derive.fisher import scores
+from raosym.spec.points import sample_points
 from raosym.verify.evaluate import evaluate
-from raosym.verify.points import sample_points
 from raosym.verify.quadrature import expectation
 
 #: Digits every divergence and Rao-DP check must reach.

@@ -13,6 +13,8 @@ import mpmath
 import sympy
 from sympy.printing.pycode import MpmathPrinter
 
+from raosym.functions import with_complementary_erf
+
 
 class VerificationPrinter(MpmathPrinter):
     """``MpmathPrinter`` with the special functions raosym's families need."""
@@ -63,30 +65,6 @@ class _MpmathNamespace:
 
     def __getattr__(self, name):
         return getattr(mpmath, name)
-
-
-def _complementary_erf(add: sympy.Add) -> sympy.Expr:
-    """``1 + erf(z)`` as ``erfc(-z)`` and ``1 - erf(z)`` as ``erfc(z)``: the sum is 0 at any
-    working precision once ``erf(z)`` rounds to -1 (skew-normal densities far in a tail),
-    while ``erfc`` keeps its digits at every argument."""
-    terms = list(add.args)
-    if sympy.S.One not in terms:
-        return add
-    for index, term in enumerate(terms):
-        coefficient, function = term.as_coeff_Mul()
-        if isinstance(function, sympy.erf) and coefficient in (1, -1):
-            rest = [t for k, t in enumerate(terms) if k != index and t != sympy.S.One]
-            argument = function.args[0] if coefficient == -1 else -function.args[0]
-            return sympy.Add(sympy.erfc(argument), *rest)
-    return add
-
-
-def with_complementary_erf(expr):
-    """:func:`_complementary_erf` throughout an expression or a list of them."""
-    if isinstance(expr, (list, tuple)):
-        return type(expr)(with_complementary_erf(e) for e in expr)
-    return expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.erf),
-                        _complementary_erf)
 
 
 def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,

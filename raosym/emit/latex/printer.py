@@ -15,7 +15,7 @@ import sympy
 from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
-from raosym.derive.expectation import fisher_symbol
+from raosym.derive.steps import fisher_symbol
 from raosym.spec.model import FamilySpec
 
 #: Names SymPy prints as Greek letters (as subscripts too: D_alpha).

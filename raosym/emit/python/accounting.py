@@ -21,15 +21,15 @@ Arguments are named as in the derivation file (``b``, ``sigma``, ``p``); the sen
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from raosym.derive.divergence import ALPHA, expm1mx, log_density, log_ratio
-from raosym.derive.mechanism import THETA
 from raosym.emit.python.printer import ModulePrinter, stable_forms
 from raosym.errors import EmitError
+from raosym.functions import log_ratio
 from raosym.verify.checks import Verified
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -155,8 +155,7 @@ def accounting_context(verified: Verified) -> dict | None:
         "series": _series_coefficients(),
         "log1pmx_series": _log1pmx_coefficients(),
         "numeric": None,
-        "outputs": _outputs_context(spec, curve, rename, scalars, names,
-                                    numeric=not curve.closed),
+        "outputs": _outputs_context(spec, mechanism, rename, scalars, names),
         "tolerance": repr(QUADRATURE_TOLERANCE),
     }
     if mechanism.calibration is not None:
@@ -202,60 +201,28 @@ def _uses_math(context: dict) -> bool:
         for code in [f["code"], *dict(f["assignments"]).values()])
 
 
-class softplus(sympy.Function):
-    """``log(1 + exp(u))``, printed as ``np.logaddexp(0, u)``: the logistic log-density's
-    ``log(1 + exp((Delta - x)/s))`` is inf - inf in float at x = -800 s written out, and
-    exact this way. Never evaluated symbolically."""
-
-    nargs = 1
-
-
-def _log_of_sum(function: sympy.log) -> sympy.Expr:
-    """``log(1 + exp(u))`` as :class:`softplus`, ``log(cosh(u))`` as ``softplus(2u) - u -
-    log 2`` (cosh overflows at |u| > 710 where its logarithm is ordinary)."""
-    argument = function.args[0]
-    if isinstance(argument, sympy.cosh):
-        u = argument.args[0]
-        return softplus(2 * u) - u - sympy.log(2)
-    terms = sympy.Add.make_args(argument)
-    if len(terms) == 2 and sympy.S.One in terms:
-        (other,) = [t for t in terms if t != 1]
-        if isinstance(other, sympy.exp):
-            return softplus(other.args[0])
-    return function
-
-
-def _outputs_context(spec, curve, rename, scalars, names, numeric: bool) -> dict:
+def _outputs_context(spec, mechanism, rename, scalars, names) -> dict:
     """Log-densities of the two adjacent outputs, as functions of the variable (the local
-    ``_x``): for ``log_output_density`` and ``privacy_loss``, and for the quadrature of a curve
-    without closed form (whose breaks are the kinks, 0 and Delta). The public functions take
-    the variable by its name in the derivation file, checked against the support. With
-    ``numeric`` (no closed curve), also the small-shift form of the quadrature."""
-    x = spec.variable
-    local = sympy.Symbol("_x", real=True)  # a parameter name never starts with _
-
-    def plain(density):  # log(gamma(z)) as loggamma(z): no overflow for large z
-        expr = log_density(density).subs(x, local)
-        return expr.replace(lambda e: isinstance(e, sympy.log) and isinstance(e.args[0], sympy.gamma),
-                            lambda e: sympy.loggamma(e.args[0].args[0]))
-
-    def logarithm(density):
-        return plain(density).replace(lambda e: isinstance(e, sympy.log), _log_of_sum)
-
-    argument = x.name
+    ``_x``) as derived (:mod:`raosym.derive.outputs`): for ``log_output_density`` and
+    ``privacy_loss``, and for the quadrature of a curve without closed form (whose breaks are
+    the kinks, 0 and Delta). The public functions take the variable by its name in the
+    derivation file, checked against the support. Without a closed curve, also the
+    small-shift form of the quadrature."""
+    curve, forms = mechanism.renyi, mechanism.outputs
+    argument = spec.variable.name
     if argument in set(names.values()):
         raise EmitError(f"{spec.path}: the variable '{argument}' has the name of an argument "
                         "of the accounting functions; rename it")
     return {
-        "log_first": _function(logarithm(curve.first), rename, scalars),
-        "log_second": _function(logarithm(curve.second), rename, scalars),
-        "variable": "_x",
+        "log_first": _function(forms.log_first, rename, scalars),
+        "log_second": _function(forms.log_second, rename, scalars),
+        "variable": forms.variable.name,
         "argument": argument,
         "support": _support_requirement(spec.support),
         "first": sympy.sstr(curve.first.xreplace(rename)),
         "second": sympy.sstr(curve.second.xreplace(rename)),
-        "small": (_small_distance_context(spec, curve, local, plain, rename, scalars)
-                  if numeric else None),
+        "small": (None if forms.small_shift is None
+                  else _small_distance_context(forms.small_shift, rename, scalars)),
     }
 
 
@@ -283,63 +250,19 @@ def _support_requirement(support) -> dict:
             "closed": f"({closed[0]}, {closed[1]})", "integer": str(bool(support.discrete))}
 
 
-#: Nodes of the Gauss–Legendre rule on [0, 1] for the remainder of a small shift (below).
+#: Nodes of the Gauss–Legendre rule on [0, 1] for the remainder of a small shift.
 GAUSS_NODES = 12
-#: Simplify an expression for the small-shift form only when it is this small (count_ops).
-_SIMPLIFY_OPS = 200
 
 
-def _small_distance_context(spec, curve, local, plain, rename, scalars) -> dict | None:
-    """The pieces of the small-shift form of an additive curve, or None where it does not
-    apply (a support other than the real line, a kink away from the location, a form SymPy
-    does not reduce).
-
-    With ℓ = log f_D and f_D'(x) = f_D(x - Δ), the log ratio is L(x) = ℓ(x) - ℓ(x - Δ) =
-    Δ ℓ'(x) + R(x) with the Taylor remainder R(x) = -Δ² ∫₀¹ v ℓ''(x - Δ(1 - v)) dv, and
-    ∫ f_D ℓ' dx = [f_D] = 0. So ∫ f_D^α f_D'^(1-α) - 1 = ∫ f_D ((α-1) R + φ((α-1) L)) with
-    φ(y) = e^y - 1 - y, a sum of terms of order Δ² computed without cancellation, where the
-    textbook ∫ f_D (e^((α-1)L) - 1) is a difference of terms of order Δ that lost every digit
-    as Δ/scale -> 0; and KL = ∫ f_D R. The module evaluates: L directly (the symbolic
-    difference, normalizing constants cancelled), ℓ' and, on each side of the kink at the
-    location, ℓ'' (for the Gauss–Legendre rule)."""
-    if not (spec.support.kind == "interval" and spec.support.lower == -sympy.oo
-            and spec.support.upper == sympy.oo):
-        return None
-    first = plain(curve.first)
-    difference = sympy.expand_log(first - plain(curve.second), force=True)
-    if sympy.count_ops(difference) <= _SIMPLIFY_OPS:
-        difference = sympy.simplify(difference)
-    difference = difference.replace(lambda e: isinstance(e, sympy.log), _log_of_sum)
-    kinked = (sympy.Abs, sympy.sign, sympy.Heaviside, sympy.DiracDelta, sympy.Piecewise,
-              sympy.Max, sympy.Min)
-    sides = []
-    for side in ({"positive": True}, {"negative": True}):
-        branch = sympy.Symbol("_branch", real=True, **side)
-        on_side = first.subs(local, branch)
-        derivatives = []
-        for order in (1, 2):
-            derivative = sympy.diff(on_side, branch, order)
-            if sympy.count_ops(derivative) <= _SIMPLIFY_OPS:
-                derivative = sympy.simplify(derivative)
-            if derivative.has(*kinked):  # a kink away from the location: not this form
-                return None
-            derivatives.append(derivative.subs(branch, local).replace(
-                lambda e: isinstance(e, sympy.log), _log_of_sum))
-        sides.append(derivatives)
-    (score_right, slope_right), (score_left, slope_left) = sides
-
-    def on_both_sides(right, left):
-        if sympy.simplify(right - left) == 0:
-            return right
-        return sympy.Piecewise((right, local > 0), (left, True))
-
+def _small_distance_context(small, rename, scalars) -> dict:
+    """The printed pieces of the small-shift form of an additive curve without closed form
+    (derived in :func:`raosym.derive.outputs._small_shift`, which says why it is stable)."""
     return {
         # A kink at the location: the derivatives differ on its two sides.
-        "kinked": sympy.simplify(score_right - score_left) != 0
-        or sympy.simplify(slope_right - slope_left) != 0,
-        "log_ratio": _function(difference, rename, scalars),
-        "score": _function(on_both_sides(score_right, score_left), rename, scalars),
-        "slope": _function(on_both_sides(slope_right, slope_left), rename, scalars),
+        "kinked": small.kinked,
+        "log_ratio": _function(small.log_ratio, rename, scalars),
+        "score": _function(small.score, rename, scalars),
+        "slope": _function(small.slope, rename, scalars),
         "nodes": _gauss_legendre(GAUSS_NODES),
     }
 
@@ -358,8 +281,8 @@ def _argument_names(spec, mechanism) -> dict:
     names = {symbol: symbol.name for symbol in mechanism.arguments}
     if mechanism.kind == "additive":
         names[spec.mechanism.sensitivity] = SENSITIVITY
-    names[ALPHA] = "alpha"
-    names[THETA] = "theta"
+    names[mechanism.renyi.order] = "alpha"
+    names[mechanism.budget] = "theta"
     return names
 
 
@@ -420,9 +343,6 @@ def _log1pmx_coefficients() -> list[str]:
 
 
 def _series_coefficients() -> list[str]:
-    """1/k! for k = 2 .. _SERIES_TERMS + 1, from SymPy's series of exp(x) - 1 - x (Horner
-    order: highest first)."""
-    x = sympy.Symbol("x")
-    series = sympy.series(expm1mx(x).rewrite(sympy.exp), x, 0, _SERIES_TERMS + 2).removeO()
-    coefficients = [series.coeff(x, k) for k in range(2, _SERIES_TERMS + 2)]
-    return [repr(float(c)) for c in reversed(coefficients)]
+    """1/k! for k = 2 .. _SERIES_TERMS + 1, the Taylor coefficients of exp(x) - 1 - x (Horner
+    order: highest first; an int quotient is correctly rounded, as float(Rational) is)."""
+    return [repr(1 / math.factorial(k)) for k in range(_SERIES_TERMS + 1, 1, -1)]

@@ -18,7 +18,7 @@ so the module measures the loss instead of guessing it:
   there, only when a point needs it).
 
 Everywhere else the float formula is kept, at NumPy speed. The emitted-code gate
-(:mod:`raosym.emit.gate`) checks both paths against mpmath like any other function.
+(:mod:`raosym.gate.emitted`) checks both paths against mpmath like any other function.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import sympy
 
 from raosym.emit.python.distance import ScalarPrinter
 from raosym.errors import EmitError
-from raosym.verify.evaluate import with_complementary_erf
+from raosym.functions import with_complementary_erf
 
 #: Relative tolerance asked of scipy.integrate.quad, and the accuracy the docstrings promise.
 QUADRATURE_TOLERANCE = 1e-12

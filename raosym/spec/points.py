@@ -1,6 +1,8 @@
-"""Seeded sampling of parameter points for the verify stage.
+"""Seeded sampling of parameter points from a family's declared domains.
 
-Points are drawn from the declared domains with a generator seeded by the family's name, so a
+Spec stage (a function of the FamilySpec alone), so that every later stage draws the same
+points: derive (a counterexample to a condition), verify (the verification points) and the
+emitted-code gate (:mod:`raosym.gate`). Points are drawn from the declared domains with a generator seeded by the family's name, so a
 run is reproducible; besides the random points, each parameter is also taken near the edges of
 its domain (close to a finite bound, and large) with the others at typical values.
 """

@@ -1,6 +1,6 @@
 """The emitted-code gate's probes of a mechanism's accounting functions.
 
-Emit stage, part of :mod:`raosym.emit.gate` (kept apart so the geometry and the accounting
+Part of the emitted-code gate, :mod:`raosym.gate.emitted` (kept apart so the geometry and the accounting
 probes stay small). For ``rao_dp_theta``, the calibration (``rao_dp_scale`` or
 ``rao_dp_parameter``), ``rdp_epsilon`` and ``kl_divergence`` it lays out float inputs over
 the arguments' domains and the values each must return:
@@ -29,7 +29,7 @@ import mpmath
 
 from raosym.derive.divergence import ALPHA
 from raosym.derive.mechanism import THETA
-from raosym.emit.gate import (
+from raosym.gate.emitted import (
     CLOSED_TOLERANCE,
     NUMERIC_CURVE_TOLERANCE,
     REFERENCE_DIGITS,
@@ -38,7 +38,7 @@ from raosym.emit.gate import (
     adversarial_values,
     as_float,
 )
-from raosym.verify.points import sample_points
+from raosym.spec.points import sample_points
 
 #: Orders of the closed RDP curves: next to 1 (where D_alpha -> KL cancels), ordinary, large.
 ORDERS = (1 + 2.0**-40, 1 + 1e-6, 1.001, 1.5, 2.0, 5.0, 32.0, 1e3, 1e6)

@@ -1,6 +1,6 @@
-"""The subprocess side of the emitted-code gate (:mod:`raosym.emit.gate`).
+"""The subprocess side of the emitted-code gate (:mod:`raosym.gate.emitted`).
 
-Emit stage. This file is run as a script (``python -I gate_runner.py``), never imported by
+Part of the gate. This file is run as a script (``python -I runner.py``), never imported by
 raosym: it reads one JSON request on stdin, ``{"source": module text, "name": module name,
 "calls": [{"function": ..., "args": [...], "kwargs": {...}}, ...]}``, imports the module from
 that text in this fresh interpreter (so whatever the module does on import, or a crash inside

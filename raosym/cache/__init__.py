@@ -13,7 +13,7 @@ with nothing changed only re-renders. An entry is keyed by a sha256 over
   derivation takes).
 
 An entry is one file ``KEY.pickle``: a magic line, the key, an HMAC-SHA256 of the kind, key and
-payload, then the payload (the Verified, serialized by :mod:`raosym.transport`). The HMAC key
+payload, then the payload (the Verified, serialized by :mod:`raosym.cache.transport`). The HMAC key
 is a secret kept *outside* the cache folder (:func:`secret_path`: ``$RAOSYM_CACHE_KEY``, else
 ``raosym/cache-key`` in the user's config folder, created 0600 on first use), so an entry that
 someone else planted (a repository or an archive can ship a ``.raosym-cache/``, and keys are
@@ -61,12 +61,15 @@ from pathlib import Path
 import mpmath
 import sympy
 
-from raosym import transport
+from raosym._version import __version__
+from raosym.cache import transport
 from raosym.verify.checks import Verified
 
-PACKAGE = Path(__file__).resolve().parent
+PACKAGE = Path(__file__).resolve().parents[1]
 #: The sources whose behaviour a Verified depends on (emit is not among them on purpose).
-ENGINE_SOURCES = ("spec", "derive", "verify", "errors.py", "transport.py")
+ENGINE_SOURCES = ("spec", "derive", "verify", "errors.py", "functions.py", "cache/transport.py")
+#: The sources the rendered files depend on beyond the Verified (see :func:`emit_version`).
+RENDER_SOURCES = ("emit", "gate")
 MAGIC = b"raosym-cache 2\n"
 #: Bytes of the HMAC secret.
 SECRET_BYTES = 32
@@ -90,22 +93,28 @@ def engine_version() -> str:
 
 @functools.lru_cache(maxsize=1)
 def emit_version() -> str:
-    """A sha256 over the emit stage's sources: Python files and Jinja templates."""
+    """A sha256 over the sources of the emit stage and of the emitted-code gate (whose
+    measured accuracy the modules' docstrings print): Python files and Jinja templates."""
     digest = hashlib.sha256()
-    for file in sorted(path for path in (PACKAGE / "emit").rglob("*")
+    for file in sorted(path for stage in RENDER_SOURCES for path in (PACKAGE / stage).rglob("*")
                        if path.is_file() and path.suffix in (".py", ".j2")):
         digest.update(file.relative_to(PACKAGE).as_posix().encode() + b"\0")
         digest.update(file.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
+def family_paths(name: str) -> set[str]:
+    """The files the backends write for the family ``name``, relative to ``generated/``: the
+    layout the emit stage renders and the write stage and the render cache accept, and
+    nothing else. Here, the lowest stage that needs it, so that emit and write import it."""
+    return {f"python/{name}.py", f"latex/{name}.tex"}
+
+
 def render_key(derivation_file: str | os.PathLike) -> str:
     """The key of a family's rendered files: its entry's key, the emit version, the
     derivation file's folder name and raosym's version (both printed in the headers)."""
-    import raosym  # the version the headers print; read lazily (raosym imports this module)
-
     path = Path(derivation_file)
-    parts = (cache_key(path), emit_version(), path.resolve().parent.name, raosym.__version__)
+    parts = (cache_key(path), emit_version(), path.resolve().parent.name, __version__)
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
@@ -249,8 +258,6 @@ class DerivationCache:
     def load_rendered(self, derivation_file: str | os.PathLike) -> dict[str, str] | None:
         """The files rendered from this family's entry by the current emit stage, or None
         (also when the entry names any file but the family's own)."""
-        from raosym.emit import family_paths
-
         if self.secret is None:
             return None
         key = render_key(derivation_file)

@@ -1,11 +1,14 @@
-"""Command-line interface: parses arguments, calls the pipeline, formats results.
+"""Command-line interface (``raosym``): parses arguments, calls the pipeline, formats results.
 
-Commands: ``new`` (start a derivation file from a commented template or another family),
+After every stage; thin. This module has the parser and the pipeline's commands; beside it
+:mod:`~raosym.cli.accounting` (``account``, ``calibrate``), :mod:`~raosym.cli.arguments`
+(every NAME=VALUE argument, parsed once), :mod:`~raosym.cli.progress`,
+:mod:`~raosym.cli.report` and :mod:`~raosym.cli.scaffold`. Commands: ``new`` (start a derivation file from a commented template or another family),
 ``derive`` (derive and verify, print the results) and ``generate`` (derive, verify, emit and
 write ``generated/``; ``--check`` compares instead of writing, ``--pdf`` compiles the
 appendix). ``derive`` and ``generate`` take Verified results from the derivation cache
 (:mod:`raosym.cache`; ``--no-cache`` bypasses it), report progress per family on stderr
-(:mod:`raosym.progress`; ``--quiet`` silences it) and end with a summary table on stderr
+(:mod:`raosym.cli.progress`; ``--quiet`` silences it) and end with a summary table on stderr
 (``--json``: machine-readable output on stdout instead).
 
 Exit status: 0 when every family's Fisher matrix derived and verified (quantities that did
@@ -31,16 +34,19 @@ import sys
 import threading
 from pathlib import Path
 
+from raosym.cli import progress
 from raosym.errors import RaosymError
 
 # The stages (SymPy, NumPy: a second or more to import) are imported by the commands that
 # derive (`derive`, `generate`), inside main()'s Ctrl-C handling, so an interrupt during
 # start-up is "raosym: interrupted" too; `--help`, `account` and `calibrate` never import them.
-pipeline = progress = report = DerivationCache = None
+# (No placeholder is named like a submodule, report: `from raosym.cli import report` would
+# return the placeholder instead of importing the module.)
+pipeline = DerivationCache = None
 
 #: Modules that add subcommands (``add_commands(subparsers)``); one line per module.
 COMMAND_MODULES: tuple[str, ...] = (
-    "raosym.account",
+    "raosym.cli.accounting",
     "raosym.plot",
 )
 
@@ -147,7 +153,7 @@ def _generate_command(arguments) -> int:
                   if (Path(generation.output) / path).exists()
                   else f"removed {Path(generation.output, path)}")
         if arguments.pdf:
-            from raosym.emit.pdf import compile_appendix
+            from raosym.gate.pdf import compile_appendix
             from raosym.plot import appendix_figures
 
             latex = Path(generation.output) / "latex"
@@ -167,7 +173,7 @@ def _generate_command(arguments) -> int:
 
 
 def _new_command(arguments) -> int:
-    from raosym.scaffold import new_derivation
+    from raosym.cli.scaffold import new_derivation
 
     path = new_derivation(arguments.name, like=arguments.like)
     print(f"wrote {path}")
@@ -243,9 +249,10 @@ def _interrupt_on_terminate(signum, frame) -> None:
 
 
 def _import_stages() -> None:
-    global pipeline, progress, report, DerivationCache
-    from raosym import pipeline, progress, report
+    global pipeline, report, DerivationCache
+    from raosym import pipeline
     from raosym.cache import DerivationCache
+    from raosym.cli import report
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,9 +1,10 @@
 """The emitted-code gate: the float code written into ``generated/python`` against mpmath.
 
-Emit stage, after the Python backend has rendered a module and before anything is written.
+After the emit stage (its Python backend has rendered a module) and before anything is
+written; an application of the pipeline's stages, which emit does not import.
 The verify stage checked the *mathematics* (symbolic results against mpmath quadrature); this
 gate checks the *code*: every public function of the rendered module is called, in a fresh
-Python subprocess (:mod:`raosym.emit.gate_runner`, so nothing a module does on import or in a
+Python subprocess (:mod:`raosym.gate.runner`, so nothing a module does on import or in a
 call can touch the run), at
 
 - the points the verify stage checked (the seeded verification points and distance pairs),
@@ -37,10 +38,10 @@ import sympy
 
 from raosym.derive.children import ending_with_this_process
 from raosym.errors import EmitError
+from raosym.spec.points import distance_pairs, nearest_representative, sample_points
 from raosym.verify.evaluate import VerificationPrinter
-from raosym.verify.points import distance_pairs, nearest_representative, sample_points
 
-RUNNER = Path(__file__).resolve().parent / "gate_runner.py"
+RUNNER = Path(__file__).resolve().parent / "runner.py"
 #: Working precision of the reference values (the inputs are floats, exact in mpmath).
 REFERENCE_DIGITS = 40
 #: The most digits a reference is computed with (see Reference).
@@ -315,7 +316,7 @@ def build_probes(verified) -> list[Probe]:
     if derivation.distance is not None:
         probes += [replace(p, quantity="Rao distance") for p in _distance_probes(verified)]
     if derivation.mechanism is not None:
-        from raosym.emit.gate_mechanism import mechanism_probes
+        from raosym.gate.mechanism import mechanism_probes
 
         probes += [replace(p, quantity="privacy accounting") for p in mechanism_probes(verified)]
     return probes
