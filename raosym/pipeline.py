@@ -315,25 +315,34 @@ def generate(names=None, *, output: str | os.PathLike = "generated", check: bool
     # The families that exist: the derivations folder's and the files named here (a file
     # outside the folder is generated like any other; a later plain run keeps its files).
     families = {f.stem for f in files} | {Path(target).stem for target in targets}
-    generation = generate_from(outcomes, output=output, families=families, check=check,
-                               cache=cache)
-    return dataclasses.replace(generation, outcomes=tuple(outcomes))
+    return generate_from(outcomes, output=output, families=families, check=check, cache=cache)
 
 
-def _render(outcome: FamilyOutcome, cache: DerivationCache | None) -> dict[str, str]:
-    """A family's files: from the render cache when its Verified came from the cache (same
-    entry, same emit sources), else rendered now (and stored)."""
+def _render(outcome: FamilyOutcome, cache: DerivationCache | None):
+    """A family's files and the quantities the emitted-code gate left out: from the render
+    cache when its Verified came from the cache (same entry, same emit sources), else rendered
+    now (and stored)."""
     from raosym import gate
 
     path = outcome.verified.derivation.spec.path
     if cache is not None and outcome.cached:
-        files = cache.load_rendered(path)
-        if files is not None:
-            return files
-    files = gate.render_family(outcome.verified)
+        rendered = cache.load_rendered(path)
+        if rendered is not None:
+            return rendered
+    files, dropped = gate.render_family(outcome.verified)
     if cache is not None:
-        cache.store_rendered(path, files)
-    return files
+        cache.store_rendered(path, files, dropped)
+    return files, dropped
+
+
+def _with_dropped(outcome: FamilyOutcome, dropped) -> FamilyOutcome:
+    """The outcome as delivered: the quantities the gate dropped joined the unavailable ones."""
+    if not dropped:
+        return outcome
+    derivation = outcome.verified.derivation
+    derivation = dataclasses.replace(derivation, unavailable=(*derivation.unavailable, *dropped))
+    return dataclasses.replace(outcome, verified=dataclasses.replace(outcome.verified,
+                                                                     derivation=derivation))
 
 
 def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
@@ -351,8 +360,9 @@ def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
 
     output = Path(output)
     write.recover(output)  # a swap a killed run left half done, before reading the tree
-    rendered, failures = {}, []
+    rendered, failures, delivered = {}, [], []
     for outcome in outcomes:
+        delivered.append(outcome)
         if outcome.error is not None:
             failures.append(outcome)
             continue
@@ -363,10 +373,15 @@ def generate_from(outcomes, *, output: str | os.PathLike, families: set[str],
                 "names its generated files")))
             continue
         try:
-            rendered[spec.name] = _render(outcome, cache)
+            rendered[spec.name], dropped = _render(outcome, cache)
         except EmitError as error:
             failures.append(FamilyOutcome(outcome.name, error=EmitError(f"{spec.path}: {error}")))
+            delivered[-1] = failures[-1]
+            continue
+        delivered[-1] = _with_dropped(outcome, dropped)
     plan = write.plan_tree(output, rendered, families, derivations_folder().name)
     if check:
-        return Generation(output, tuple(failures), diff=write.drift(output, plan))
-    return Generation(output, tuple(failures), changed=tuple(write.write_tree(output, plan)))
+        return Generation(output, tuple(failures), diff=write.drift(output, plan),
+                          outcomes=tuple(delivered))
+    return Generation(output, tuple(failures), changed=tuple(write.write_tree(output, plan)),
+                      outcomes=tuple(delivered))

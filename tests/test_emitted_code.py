@@ -9,6 +9,7 @@ committed ones in generated/python (the drift test keeps them equal to a fresh r
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 import subprocess
 import sys
@@ -80,6 +81,17 @@ def test_generate_leaves_out_accounting_whose_code_fails_and_keeps_the_rest(
     assert "def kl_divergence(" not in module and "def rdp_epsilon(" not in module
     assert "privacy accounting: derived and verified, but its emitted code failed" in module
     assert "laplace_location.kl_divergence(" in module and "returned -" in module
+    # The run reports what the gate left out as it reports any unavailable quantity: in the
+    # --json summary (status partial), and --strict makes it an error.
+    capsys.readouterr()
+    status = cli.main(["generate", "laplace_location", "--output", str(tmp_path), "--jobs", "1",
+                       "--quiet", "--json"])
+    summary = json.loads(capsys.readouterr().out)
+    (family,) = summary["families"]
+    assert status == 0 and family["status"] == "partial"
+    assert [item["quantity"] for item in family["unavailable"]] == ["privacy accounting"]
+    assert cli.main(["generate", "laplace_location", "--output", str(tmp_path), "--jobs", "1",
+                     "--quiet", "--strict"]) == 1
 
 
 def test_gate_judges_nan_and_infinities_against_the_truth():

@@ -64,6 +64,7 @@ import sympy
 from raosym._version import __version__
 from raosym.cache import transport
 from raosym.verify.checks import Verified
+from raosym.derive.steps import Unavailable
 
 PACKAGE = Path(__file__).resolve().parents[1]
 #: The sources whose behaviour a Verified depends on (emit is not among them on purpose).
@@ -255,9 +256,10 @@ class DerivationCache:
             return None
         return target
 
-    def load_rendered(self, derivation_file: str | os.PathLike) -> dict[str, str] | None:
-        """The files rendered from this family's entry by the current emit stage, or None
-        (also when the entry names any file but the family's own)."""
+    def load_rendered(self, derivation_file: str | os.PathLike):
+        """``(files, dropped)``: the files rendered from this family's entry by the current
+        emit stage and the quantities its gate left out, or None (also when the entry names
+        any file but the family's own, or is not of that shape)."""
         if self.secret is None:
             return None
         key = render_key(derivation_file)
@@ -269,20 +271,29 @@ class DerivationCache:
         if payload is None:
             return None
         try:
-            files = json.loads(payload.decode("utf-8"))
-        except ValueError:
+            entry = json.loads(payload.decode("utf-8"))
+            files, dropped = entry["files"], entry["dropped"]
+        except (ValueError, TypeError, KeyError):
             return None
         if not isinstance(files, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
             return None
         if set(files) != family_paths(Path(derivation_file).stem):
             return None
-        return files
+        if not isinstance(dropped, list) or not all(
+                isinstance(item, list) and len(item) == 2 and all(isinstance(t, str) for t in item)
+                for item in dropped):
+            return None
+        return files, tuple(Unavailable(quantity, reason) for quantity, reason in dropped)
 
-    def store_rendered(self, derivation_file: str | os.PathLike,
-                       files: dict[str, str]) -> Path | None:
+    def store_rendered(self, derivation_file: str | os.PathLike, files: dict[str, str],
+                       dropped=()) -> Path | None:
+        """Store a family's rendered files and the quantities the gate left out (plain JSON:
+        nothing read back is executed)."""
         key = render_key(derivation_file)
-        payload = json.dumps(files, sort_keys=True).encode("utf-8")
+        payload = json.dumps({"files": files,
+                              "dropped": [[item.quantity, item.reason] for item in dropped]},
+                             sort_keys=True).encode("utf-8")
         return self._write(self.folder / f"{key}.render", b"render", key, payload)
 
 

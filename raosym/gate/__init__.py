@@ -29,23 +29,26 @@ from raosym.verify.checks import Verified
 _OPTIONAL_FIELDS = {"Rao distance": "distance", "privacy accounting": "mechanism"}
 
 
-def render_family(verified: Verified) -> dict[str, str]:
-    """Every backend's files for one family, gated: ``{"python/NAME.py": ...,
-    "latex/NAME.tex": ...}``.
+def render_family(verified: Verified) -> tuple[dict[str, str], tuple[Unavailable, ...]]:
+    """Every backend's files for one family, gated (``{"python/NAME.py": ...,
+    "latex/NAME.tex": ...}``), and the quantities the gate left out.
 
     When the emitted code of an optional quantity (the Rao distance, the privacy accounting)
     fails the gate, the family is rendered again without it, and the quantity is reported
-    unavailable with the gate's finding: the family keeps every quantity whose code passed.
+    unavailable with the gate's finding: the family keeps every quantity whose code passed,
+    and the caller reports the dropped ones with the rest (summary, ``--json``, ``--strict``).
     A failure of the metric's own functions is an error (nothing of the family is written)."""
+    dropped: tuple[Unavailable, ...] = ()
     while True:
         try:
-            return _render_and_gate(verified)
+            return _render_and_gate(verified), dropped
         except EmittedCodeError as error:
             if error.quantity is None:
                 raise
             derivation = verified.derivation
             unavailable = Unavailable(error.quantity, "derived and verified, but its emitted "
                                       f"code failed raosym's emitted-code gate: {error}")
+            dropped = (*dropped, unavailable)
             derivation = dataclasses.replace(
                 derivation, unavailable=(*derivation.unavailable, unavailable),
                 **{_OPTIONAL_FIELDS[error.quantity]: None})
