@@ -120,7 +120,7 @@ def fisher_information(theta, *, n):
     """
     p, n = _point(theta, n)
     fisher = np.empty(p.shape + (1, 1))
-    fisher[..., 0, 0] = -1/(p - 1)*(n/p)
+    fisher[..., 0, 0] = -n/(p*(p - 1))
     return fisher
 
 

@@ -240,7 +240,7 @@ def _rao_distance_block(_theta1, _theta2, _shape):
     mu_2, s_2 = _point(_theta2, _argument="theta2")
     _delta_mu = mu_1 - mu_2
     _t0 = np.sqrt(3 + np.pi**2)
-    _distance = np.asarray((2/3)*_t0*_asinh_quotient((1/2)*np.hypot(s_1 - s_2, np.sqrt(3)*(_delta_mu/_t0)), np.sqrt(s_1)*np.sqrt(s_2)))
+    _distance = np.asarray((2/3)*_t0*_asinh_quotient((1/2)*np.hypot(s_1 - s_2, np.sqrt(3)*_delta_mu/_t0), np.sqrt(s_1)*np.sqrt(s_2)))
     # Already of the common shape when the form uses a coordinate of each point.
     return _distance if _distance.shape == _shape else np.broadcast_to(_distance, _shape).copy()
 

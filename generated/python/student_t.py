@@ -248,7 +248,7 @@ def _rao_distance_block(_theta1, _theta2, nu, _shape):
     _delta_mu = mu_1 - mu_2
     _t0 = np.sqrt(2)
     _t1 = np.sqrt(nu)
-    _distance = np.asarray(2*(_t0*_t1*_asinh_quotient((1/2)*np.hypot(s_1 - s_2, (1/2)*_delta_mu*np.sqrt(nu + 1)*(_t0/_t1)), np.sqrt(s_1)*np.sqrt(s_2))/np.sqrt(nu + 3)))
+    _distance = np.asarray(2*(_t0*_t1*_asinh_quotient((1/2)*np.hypot(s_1 - s_2, (1/2)*_delta_mu*_t0*np.sqrt(nu + 1)/_t1), np.sqrt(s_1)*np.sqrt(s_2))/np.sqrt(nu + 3)))
     # Already of the common shape when the form uses a coordinate of each point.
     return _distance if _distance.shape == _shape else np.broadcast_to(_distance, _shape).copy()
 

@@ -276,7 +276,7 @@ def fisher_information(theta):
         fisher[..., 0, 0] = _t0*_t2
         fisher[..., 1, 1] = _t2*_t3
         fisher[..., 2, 1] = fisher[..., 1, 2] = (-2)*(_t4/s)
-        fisher[..., 2, 2] = _recompute_where((1/4)*_t4*(_t13/nu), ((_t10*_t7 + _t11*_t7 + _t12 + _t5*_t7, _t13), ), _exact_fisher_2_2, nu)
+        fisher[..., 2, 2] = _recompute_where((1/4)*_t13*_t4/nu, ((_t10*_t7 + _t11*_t7 + _t12 + _t5*_t7, _t13), ), _exact_fisher_2_2, nu)
     return fisher
 
 

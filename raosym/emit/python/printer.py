@@ -255,22 +255,27 @@ def check_printable(expr: sympy.Expr) -> None:
                             "and the generated polygamma helper implements x > 0 only")
 
 
-def _ratios_of_equal_powers(expr: sympy.Mul) -> tuple[sympy.Expr, list[tuple]]:
+def _ratios_of_equal_powers(expr: sympy.Mul, constants: set) -> tuple[sympy.Expr, list[tuple]]:
     """``(rest, [(x, y, n), ...])`` with ``expr = rest * (x/y)**n * ...``: each pair of
-    factors ``x**n`` and ``y**-n`` of the product (an integer ``n >= 2``, or ``n = 1`` for two
-    symbols: a ratio of two variables, ``sensitivity/s``), in canonical order."""
+    factors ``x**n`` and ``y**-n`` of the product with an integer ``n >= 2``, in canonical
+    order, and ``x/y`` (``n = 1``) where the product is two variables' ratio times constants
+    (``sqrt(nu + 1)/sqrt(nu + 3)*sensitivity/s``)."""
     factors = list(sympy.Mul.make_args(expr))
     ratios = []
     for factor in list(factors):
         base, power = factor.as_base_exp()
-        if factor not in factors or not (power.is_Integer and power >= 1):
+        if factor not in factors or not (power.is_Integer and power >= 2):
             continue
-        partners = [f for f in factors if f.is_Pow and f.exp == -power
-                    and (power >= 2 or (base.is_Symbol and f.base.is_Symbol))]
+        partners = [f for f in factors if f.is_Pow and f.exp == -power]
         if partners:
             factors.remove(factor)
             factors.remove(partners[0])
             ratios.append((base, partners[0].base, int(power)))
+    variables = [f for f in factors if f.free_symbols - constants]
+    if (not ratios and len(variables) == 2 and variables[0].is_Symbol and variables[1].is_Pow
+            and variables[1].exp == -1 and variables[1].base.is_Symbol):
+        factors = [f for f in factors if f not in variables]
+        ratios.append((variables[0], variables[1].base, 1))
     return sympy.Mul(*factors), ratios
 
 
@@ -278,12 +283,13 @@ class RangeSafeProducts:
     """The backend's printing of products (a mixin of its NumPy and Python printers), so that
     no intermediate leaves the float range where the product itself does not:
 
-    - ``x**n/y**n`` (and ``x/y`` of two symbols) as the ratio ``(x/y)`` multiplied in ``n``
-      times, after the other factors: ``alpha*sensitivity**2/(2*sigma**2)`` is
+    - ``x**n/y**n`` (and ``x/y``, see :func:`_ratios_of_equal_powers`) as the ratio ``(x/y)``
+      multiplied in ``n`` times, after the other factors: ``alpha*sensitivity**2/(2*sigma**2)`` is
       ``(1/2)*alpha*(sensitivity/sigma)*(sensitivity/sigma)``, where ``sensitivity**2``
       underflowed to 0 (Δ = 1e-170) or ``sigma**2`` (σ = 1e-203) though the curve is an
-      ordinary float, and ``sensitivity*sqrt(nu + 1)/(s*sqrt(nu + 3))`` is
-      ``sqrt(nu + 1)/sqrt(nu + 3)*(sensitivity/s)``, where the first product overflowed.
+      ordinary float, and ``sensitivity*sqrt(nu + 1)/(s*sqrt(nu + 3))`` (two variables'
+      ratio times constants) is ``sqrt(nu + 1)/sqrt(nu + 3)*(sensitivity/s)``, where the first
+      product overflowed.
       Multiplied in one at a time, a ratio ``r`` cannot push a partial product out of range
       that the result stays in: with ``a`` a normal float, ``|a*r|`` lies between ``|a|``
       and ``|a*r*r|`` (``r*r`` alone may underflow where ``a*r*r`` does not);
@@ -292,7 +298,7 @@ class RangeSafeProducts:
     """
 
     def _print_Mul(self, expr: sympy.Mul) -> str:
-        rest, ratios = _ratios_of_equal_powers(expr)
+        rest, ratios = _ratios_of_equal_powers(expr, getattr(self, "scalars", set()))
         if ratios and not (rest == 1 and [n for _, _, n in ratios] == [1]):  # not x/y alone
             quotients = "".join(
                 f"*({self.parenthesize(x, PRECEDENCE['Mul'], strict=True)}/"
