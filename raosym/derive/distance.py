@@ -31,7 +31,8 @@ representatives within half a period (:func:`_periods` says when that is valid).
 Each closed form comes in two equal forms: ``textbook`` (as the literature writes it) and
 ``stable`` (rewritten by the rules of :func:`difference` so that nearly identical points do not
 cancel: ``acosh(1 + 2z) = 2·asinh(√z)``, ``√x - √y = (x - y)/(√x + √y)``,
-``log x - log y = log1p((x - y)/y)``, and an ``atan`` form of ``asin √x - asin √y``). Their
+``log x - log y = log1p((x - y)/y)``, taken factor by factor for the logarithm of a
+product, and an ``atan`` form of ``asin √x - asin √y``). Their
 equality is checked symbolically and recorded as a proof step.
 """
 
@@ -615,6 +616,11 @@ class _Monotonicity:
     def __init__(self, domain: Domain, theta: sympy.Symbol):
         self.theta = theta
         self.interior = domain.interior_point()
+        self.interval = _interval(domain)
+
+    def positive(self, expr: sympy.Expr) -> bool:
+        """Whether ``expr`` is positive on the whole domain (no zero in it, positive inside)."""
+        return _sign_on(expr, self.theta, self.interval, self.interior) == 1
 
     def __call__(self, expr: sympy.Expr) -> int:
         slope = sympy.diff(expr, self.theta).subs(self.theta, self.interior)
@@ -628,9 +634,9 @@ def difference(expr, theta, hi, lo, delta, used, monotone) -> sympy.Expr:
 
     Rules (each named in ``used``, stated in :data:`IDENTITIES`): constants and sums pass
     through; a rational function of ``theta`` by dividing out ``hi - lo``; ``√R`` (also a
-    product of square roots, R = expr²) by the conjugate; ``log B`` by ``log1p``; ``asin √B``
-    by an ``atan`` of cancellation-free sines and cosines; ``acosh``/``asinh`` by their
-    logarithms.
+    product of square roots, R = expr²) by the conjugate; ``log B`` by ``log1p`` (a product
+    ``B`` factor by factor, when the factors' logarithms move the same way); ``asin √B`` by an
+    ``atan`` of cancellation-free sines and cosines; ``acosh``/``asinh`` by their logarithms.
     """
     def at(e, value):
         return e.subs(theta, value)
@@ -661,6 +667,10 @@ def difference(expr, theta, hi, lo, delta, used, monotone) -> sympy.Expr:
                                            + sympy.sqrt(at(radicand, lo)))
     if isinstance(expr, sympy.log):
         base = expr.args[0]
+        logarithms = _logarithms_of_factors(base, theta, monotone)
+        if logarithms is not None:
+            used.append("log of a product")
+            return sympy.Add(*(recurse(term) for term in logarithms))
         used.append("log")
         if monotone(base) > 0:
             return log1p(recurse(base) / at(base, lo))
@@ -679,6 +689,30 @@ def difference(expr, theta, hi, lo, delta, used, monotone) -> sympy.Expr:
         used.append(type(expr).__name__)
         return recurse(sympy.log(u + sympy.sqrt(sympy.factor(u**2 + sign))))
     raise _Declined(f"no cancellation-free rule for differences of {sympy.sstr(expr)}")
+
+
+def _logarithms_of_factors(base, theta, monotone) -> list[sympy.Expr] | None:
+    """``log B`` as ``[k_1 log f_1, k_2 log f_2, ...]`` when ``B = f_1^k_1 f_2^k_2 ...`` has
+    two or more factors in ``theta``, each positive on the domain, and the terms all increase
+    or all decrease (else None).
+
+    Their differences then share a sign, so their sum cancels nothing, and each difference is
+    of one factor alone: the geometric distance's ``log((1 + sqrt(1 - p))/sqrt(p))`` gives
+    ``log1p(Δ/p_lo)/2`` plus a term of order one, where the difference of the whole ratio
+    divided by the product ``p_1·p_2``, which underflows to 0 below 1e-154 (0/0 = nan at
+    ``p_1 = p_2``)."""
+    factors = [f for f in sympy.Mul.make_args(sympy.together(base)) if f.has(theta)]
+    if len(factors) < 2:
+        return None
+    terms = []
+    for factor in factors:
+        root, power = factor.as_base_exp()
+        if not monotone.positive(root):
+            return None
+        terms.append(power * sympy.log(root))
+    if len({monotone(term) for term in terms}) != 1:
+        return None
+    return terms
 
 
 _x = sympy.Symbol("x", positive=True)
@@ -711,6 +745,12 @@ IDENTITIES = {
         "log x − log y = log1p((x − y)/y)",
         lambda: sympy.expand_log(sympy.log(_x) - sympy.log(_y)
                                  - sympy.expand_func(log1p((_x - _y) / _y)), force=True)),
+    "log of a product": Identity(
+        sympy.log(_x * _y), sympy.log(_x) + sympy.log(_y),
+        "log(x·y) = log x + log y for x, y > 0: the difference of the logarithm of a product "
+        "is the sum of the differences of its factors' logarithms, which share a sign here "
+        "(each factor's logarithm moves the same way), so the sum cancels nothing",
+        lambda: sympy.expand_log(sympy.log(_x * _y)) - sympy.log(_x) - sympy.log(_y)),
     "asin": Identity(
         sympy.asin(_sqrt(_x)) - sympy.asin(_sqrt(_y)),
         sympy.atan((_x - _y) / ((_sqrt(_x * (1 - _y)) + _sqrt(_y * (1 - _x)))

@@ -27,7 +27,7 @@ from pathlib import Path
 import sympy
 from sympy.printing.pycode import PythonCodePrinter
 
-from raosym.emit.python.printer import ModulePrinter, stable_forms
+from raosym.emit.python.printer import ModulePrinter, RangeSafeProducts, stable_forms
 from raosym.errors import EmitError
 from raosym.functions import log_ratio
 from raosym.verify.checks import Verified
@@ -78,7 +78,7 @@ class AccountingPrinter(ModulePrinter):
         return result
 
 
-class ScalarPrinter(PythonCodePrinter):
+class ScalarPrinter(RangeSafeProducts, PythonCodePrinter):
     """The scalar fast path: ``math`` functions on Python floats, ``Piecewise`` as a
     conditional expression (only the selected form is evaluated), helpers ``_..._scalar``."""
 

@@ -7,8 +7,10 @@ of the backend do not mix with it). Input: the family's
 
 - **closed form**: the derive stage's ``stable`` expression (its cancellation-free rewrite,
   proved equal to the textbook form there) printed by :class:`ModulePrinter`; nothing is
-  rewritten here beyond the printer's own stable forms, so that the printed code is the proved
-  expression; or
+  rewritten here beyond the printer's own stable forms (and
+  :func:`~raosym.emit.python.printer.far_apart_forms`: a ``log1p`` or ``asinh`` of a quotient
+  through a helper that stays finite where the quotient overflows), so that the printed code
+  is the proved expression; or
 - **numeric**: for a family without a closed form, the metric and Christoffel symbols printed
   twice, as scalar code (:class:`ScalarPrinter`) and as NumPy code on arrays
   (:class:`ArrayPrinter`), for the solver in the module (``distance.py.j2``): SciPy's
@@ -28,7 +30,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.derive.steps import RaoDistance
-from raosym.emit.python.printer import scaled_bessel
+from raosym.emit.python.printer import far_apart_forms, scaled_bessel
 from raosym.errors import EmitError
 
 WIDTH = 92  # as the backend's docstrings
@@ -110,7 +112,7 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
                 "bounds": _bounds(spec),
                 **numeric_code(derivation.fisher, derivation.geometry.christoffel, rename)}
     stable, differences = _translation_differences(distance.stable, first, second)
-    code, printer = printed([stable], {**rename, **locals_}, scalars)
+    code, printer = printed([far_apart_forms(stable)], {**rename, **locals_}, scalars)
     differences = [(delta.name, f"{locals_[one].name} - {locals_[two].name}")
                    for delta, one, two in differences]
     return {

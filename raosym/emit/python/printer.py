@@ -21,6 +21,7 @@ The printer records the helpers it used, so a module only carries the helpers it
 from __future__ import annotations
 
 import sympy
+from sympy.codegen.cfunctions import log1p
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE
 
@@ -200,6 +201,45 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
     return expr.replace(lambda e: isinstance(e, sympy.Add), _pair_differences)
 
 
+class log1p_quotient(sympy.Function):
+    """``log1p(n/d)`` of a quotient ``n/d >= 0``, printed as the helper ``_log1p_quotient``,
+    which takes ``log(n) - log(d)`` where the quotient overflows: the distance between rates
+    more than 1.8e308 apart is log1p(inf) = inf written out, about 714 this way. Never
+    evaluated symbolically."""
+
+    nargs = 2
+
+
+class asinh_quotient(sympy.Function):
+    """``asinh(n/d)`` of a quotient ``n/d >= 0``, printed as the helper ``_asinh_quotient``,
+    which takes ``log(2) + log(n) - log(d)`` where the quotient overflows (half-plane points
+    whose ``(Δμ² + Δσ²)/(σ₁σ₂)`` exceeds the float range). Never evaluated symbolically."""
+
+    nargs = 2
+
+
+#: The functions of a quotient that :func:`far_apart_forms` rewrites, and their forms.
+_OF_A_QUOTIENT = {log1p: log1p_quotient, sympy.asinh: asinh_quotient}
+
+
+def far_apart_forms(expr: sympy.Expr) -> sympy.Expr:
+    """``log1p(n/d)`` and ``asinh(n/d)`` as :class:`log1p_quotient` and
+    :class:`asinh_quotient`, whose helpers stay finite where the quotient overflows though
+    its logarithm does not. For the closed Rao distances (non-negative quotients, which
+    grow without bound as the points move apart); the accounting curves' ``log1p`` have
+    arguments bounded by the switch to log-sum-exp and keep their plain form."""
+    def rewritten(function):
+        # A numeric coefficient stays with the numerator: sqrt(s_1)*sqrt(s_2) is a float
+        # for every pair of floats, 2*sqrt(s_1)*sqrt(s_2) overflows above 9e307.
+        coefficient, quotient = function.args[0].as_coeff_Mul()
+        numerator, denominator = sympy.fraction(quotient, exact=True)
+        if denominator == 1:
+            return function
+        return _OF_A_QUOTIENT[type(function)](coefficient * numerator, denominator)
+
+    return expr.replace(lambda e: type(e) in _OF_A_QUOTIENT, rewritten)
+
+
 def check_printable(expr: sympy.Expr) -> None:
     """Refuse what the helpers cannot evaluate, before CSE hides the assumptions.
 
@@ -215,7 +255,69 @@ def check_printable(expr: sympy.Expr) -> None:
                             "and the generated polygamma helper implements x > 0 only")
 
 
-class ModulePrinter(NumPyPrinter):
+def _ratios_of_equal_powers(expr: sympy.Mul, constants: set) -> tuple[sympy.Expr, list[tuple]]:
+    """``(rest, [(x, y, n), ...])`` with ``expr = rest * (x/y)**n * ...``: each pair of
+    factors ``x**n`` and ``y**-n`` of the product with an integer ``n >= 2``, in canonical
+    order, and ``x/y`` (``n = 1``) where the product is two variables' ratio times constants
+    (``sqrt(nu + 1)/sqrt(nu + 3)*sensitivity/s``)."""
+    factors = list(sympy.Mul.make_args(expr))
+    ratios = []
+    for factor in list(factors):
+        base, power = factor.as_base_exp()
+        if factor not in factors or not (power.is_Integer and power >= 2):
+            continue
+        partners = [f for f in factors if f.is_Pow and f.exp == -power]
+        if partners:
+            factors.remove(factor)
+            factors.remove(partners[0])
+            ratios.append((base, partners[0].base, int(power)))
+    variables = [f for f in factors if f.free_symbols - constants]
+    if (not ratios and len(variables) == 2 and variables[0].is_Symbol and variables[1].is_Pow
+            and variables[1].exp == -1 and variables[1].base.is_Symbol):
+        factors = [f for f in factors if f not in variables]
+        ratios.append((variables[0], variables[1].base, 1))
+    return sympy.Mul(*factors), ratios
+
+
+class RangeSafeProducts:
+    """The backend's printing of products (a mixin of its NumPy and Python printers), so that
+    no intermediate leaves the float range where the product itself does not:
+
+    - ``x**n/y**n`` (and ``x/y``, see :func:`_ratios_of_equal_powers`) as the ratio ``(x/y)``
+      multiplied in ``n`` times, after the other factors: ``alpha*sensitivity**2/(2*sigma**2)`` is
+      ``(1/2)*alpha*(sensitivity/sigma)*(sensitivity/sigma)``, where ``sensitivity**2``
+      underflowed to 0 (Δ = 1e-170) or ``sigma**2`` (σ = 1e-203) though the curve is an
+      ordinary float, and ``sensitivity*sqrt(nu + 1)/(s*sqrt(nu + 3))`` (two variables'
+      ratio times constants) is ``sqrt(nu + 1)/sqrt(nu + 3)*(sensitivity/s)``, where the first
+      product overflowed.
+      Multiplied in one at a time, a ratio ``r`` cannot push a partial product out of range
+      that the result stays in: with ``a`` a normal float, ``|a*r|`` lies between ``|a|``
+      and ``|a*r*r|`` (``r*r`` alone may underflow where ``a*r*r`` does not);
+    - a numeric coefficient larger than 1 multiplies the quotient, not its numerator:
+      ``2*(|Δ|/(sqrt(a) + sqrt(b)))``, where ``2*|Δ|`` overflowed for a rate above 9e307.
+    """
+
+    def _print_Mul(self, expr: sympy.Mul) -> str:
+        rest, ratios = _ratios_of_equal_powers(expr, getattr(self, "scalars", set()))
+        if ratios and not (rest == 1 and [n for _, _, n in ratios] == [1]):  # not x/y alone
+            quotients = "".join(
+                f"*({self.parenthesize(x, PRECEDENCE['Mul'], strict=True)}/"
+                f"{self.parenthesize(y, PRECEDENCE['Mul'])})" * n for x, y, n in ratios)
+            if rest in (sympy.S.One, sympy.S.NegativeOne):
+                return ("-" if rest == -1 else "") + quotients[1:]
+            # A product is printed as it is (it ends in a factor); a rational 1/2 or a sum
+            # is put in parentheses.
+            factors = self._print(rest) if rest.is_Mul else self.parenthesize(
+                rest, PRECEDENCE["Mul"])
+            return factors + quotients
+        coefficient, quotient = expr.as_coeff_Mul()
+        numerator, denominator = sympy.fraction(quotient, exact=True)
+        if abs(coefficient) > 1 and numerator != 1 and denominator != 1:
+            return f"{self._print(coefficient)}*({self._print(quotient)})"
+        return super()._print_Mul(expr)
+
+
+class ModulePrinter(RangeSafeProducts, NumPyPrinter):
     """``NumPyPrinter`` writing ``np.`` for NumPy and helpers for what NumPy lacks."""
 
     def __init__(self, scalars: set[sympy.Symbol]) -> None:
@@ -272,6 +374,12 @@ class ModulePrinter(NumPyPrinter):
         self.helpers.add("polygamma")
         return self._helper("trigamma_excess", *expr.args).replace(
             "_trigamma_excess(", "_trigamma_excess_slope(", 1)
+
+    def _print_log1p_quotient(self, expr: log1p_quotient) -> str:
+        return self._helper("log1p_quotient", *expr.args)
+
+    def _print_asinh_quotient(self, expr: asinh_quotient) -> str:
+        return self._helper("asinh_quotient", *expr.args)
 
     def _print_hypot(self, expr: hypot) -> str:
         return self._nested("np.hypot", expr.args)
