@@ -177,7 +177,8 @@ def test_cli_json_has_the_documented_keys_and_parses_back():
     b = sympy.Symbol("b", positive=True)
     assert sympy.simplify(sympy.sympify(record["fisher"][0][0], locals={"b": b}) - 1 / b**2) == 0
     check = record["verification"][0]
-    assert set(check) == {"quantity", "point", "symbolic", "numeric", "digits"}
+    assert set(check) == {"quantity", "point", "symbolic", "numeric", "digits", "reached"}
+    assert check["reached"] is True
     assert mpmath.mpf(check["symbolic"]) - mpmath.mpf(check["numeric"]) < 1e-25
 
 

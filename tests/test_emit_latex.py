@@ -386,7 +386,6 @@ TOOL_WORDS = ("SymPy", "sympy", "gammasimp", "expand_func", "Risch", "Meijer")
 
 
 def _all_steps(derivation):
-    yield from derivation.steps
     for entry in derivation.entries:
         yield from entry.steps
     yield from derivation.geometry.steps

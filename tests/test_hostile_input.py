@@ -356,7 +356,7 @@ def test_derivation_over_its_time_budget(tmp_path):
 BUDGETED_CALLS = [
     ("exponential", "simplify"),  # a proof step: simplify or else exact rational points
     ("exponential", "the antiderivative of"),  # the Rao distance's recognizers
-    ("laplace_location", "summation of the Dirichlet series"),  # a closer of the ladder
+    ("logistic", "summation of the Dirichlet series"),  # a closer of the ladder
     ("laplace_location", "the Rényi integral"),  # the privacy accounting
     ("cauchy", "integrate the Beta kernel"),  # the Beta closer
 ]

@@ -134,9 +134,10 @@ def test_zipf_entry_is_the_second_derivative_of_log_zeta(derived):
             s = mpmath.mpf(check["point"]["s"])
             zeta, first, second = (mpmath.zeta(s, 1, n) for n in range(3))
             truth = second / zeta - (first / zeta) ** 2
-            _assert_close(mpmath.mpf(check["symbolic"]), truth, 30)
-            if check["reached"]:
-                _assert_close(mpmath.mpf(check["numeric"]), truth, 28)
+            # The point is printed to 15 digits: the closed form there agrees to about 14.
+            _assert_close(mpmath.mpf(check["symbolic"]), truth, 13)
+            if check["reached"]:  # the sums at the very point of the check
+                _assert_close(mpmath.mpf(check["numeric"]), mpmath.mpf(check["symbolic"]), 28)
             else:  # next to s = 1, log(k)^2 k^-s is not yet a power law at k = 10^22
                 assert check["numeric"].startswith("not reached:"), check
 
@@ -181,3 +182,17 @@ def test_power_law_and_far_mass_sums_against_closed_forms(tmp_path):
         mu = mpmath.mpf("0.9999")
         point = {borel.coordinate_symbols[0]: mu}
         _assert_close(expectation(borel, borel.variable * borel.density, point), 1 / (1 - mu), 25)
+
+
+def test_a_closed_form_the_module_cannot_evaluate_fails_cleanly(tmp_path):
+    """Zipf's entry holds derivatives of zeta, which NumPy and SciPy do not evaluate: generate
+    says so for the family (exit 1, nothing written), no traceback."""
+    path = tmp_path / "zipf.toml"
+    path.write_text(_derivation_file("zipf"))
+    run = subprocess.run([sys.executable, "-m", "raosym", "generate", "--output",
+                          str(tmp_path / "out"), "--quiet", str(path)],
+                         capture_output=True, text=True, cwd=REPOSITORY, timeout=600)
+    assert run.returncode == 1
+    assert "the python backend cannot print a derived expression" in run.stderr
+    assert "Traceback" not in run.stderr
+    assert not (tmp_path / "out" / "python" / "zipf.py").exists()

@@ -20,6 +20,8 @@ extending these backends' contexts and templates.
 
 from __future__ import annotations
 
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
+
 from raosym.cache import family_paths
 from raosym.emit import latex, python
 from raosym.errors import EmitError
@@ -37,7 +39,13 @@ def render_files(verified: Verified) -> dict[str, str]:
                         f"raosym.verify), not {type(verified).__name__}")
     files: dict[str, str] = {}
     for backend in BACKENDS:
-        files.update(backend.render(verified))
+        try:
+            files.update(backend.render(verified))
+        except PrintMethodNotImplementedError as error:
+            # A closed form the backend's target cannot evaluate (a derivative of zeta in
+            # NumPy): an error of the family, never a traceback.
+            raise EmitError(f"the {backend.__name__.rsplit('.', 1)[-1]} backend cannot print "
+                            f"a derived expression: {error}".splitlines()[0]) from None
     if set(files) != family_paths(verified.derivation.spec.name):
         raise EmitError(f"the backends rendered {sorted(files)}, not the planned layout "
                         f"{sorted(family_paths(verified.derivation.spec.name))}")
