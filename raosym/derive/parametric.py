@@ -524,14 +524,14 @@ def close_by_residues(integrand: sympy.Expr, t: sympy.Symbol, lower, upper,
     z = fresh_symbol("z", integrand)
     on_circle = sympy.cancel(sympy.together(
         rational.subs({c: (z + 1 / z) / 2, s: (z - 1 / z) / (2 * sympy.I)}) / (sympy.I * z)))
-    numerator, denominator = sympy.fraction(on_circle)
-    poles = _poles(denominator, z)
+    poles = _poles(sympy.fraction(on_circle)[1], z)
     if poles is None:
         return None
-    inside = [(pole, order) for pole, order in poles if _modulus(pole, interior) < 1]
-    if any(abs(_modulus(pole, interior) - 1) < 1e-12 for pole, _ in poles):
+    moduli = [_modulus(pole, interior) for pole, _ in poles]
+    if any(abs(modulus - 1) < 1e-12 for modulus in moduli):
         return None
-    residues = [_residue(numerator, denominator, z, pole, order, poles) for pole, order in inside]
+    inside = [pole for pole, modulus in zip(poles, moduli) if modulus < 1]
+    residues = [sympy.residue(on_circle, z, pole) for pole, _ in inside]
     value = sympy.simplify(sympy.factor(2 * sympy.pi * sympy.I * sympy.Add(*residues)))
     if value.has(sympy.I, z):
         return None
@@ -574,14 +574,6 @@ def _poles(denominator, z):
 
 def _modulus(pole, interior) -> float:
     return abs(complex(sympy.N(pole.subs(interior), 30)))
-
-
-def _residue(numerator, denominator, z, pole, order, poles):
-    """The residue at a pole of order m: ``(1/(m - 1)!) d^(m-1)/dz^(m-1) [(z - pole)^m f]``."""
-    leading = sympy.Poly(denominator, z).LC()
-    others = sympy.Mul(*[(z - other) ** m for other, m in poles if other != pole])
-    regular = numerator / (leading * others)
-    return sympy.diff(regular, z, order - 1).subs(z, pole) / sympy.factorial(order - 1)
 
 
 # ------------------------------------------------------------- exp(b cos t) over a full period

@@ -152,14 +152,20 @@ def fisher_checks(derivation: Derivation, points) -> list[Check]:
         try:
             checks += _fisher_checks_at(spec, derivation.entries, score, integrands, point)
         except PrecisionUnreachable as error:
-            checks += [Check(_entry_name(spec, entry), describe_point(point),
-                             mpmath.nstr(evaluate(entry.value, point), 35)
-                             if entry.value is not None else "numeric",
-                             f"not reached: {error}", 0.0,
-                             REQUIRED_DIGITS if entry.value is not None
-                             else NUMERIC_FISHER_DIGITS, reached=False)
-                       for entry in derivation.entries]
+            checks += [_not_reached(_entry_name(spec, entry), point, str(error),
+                                    _required(entry)) for entry in derivation.entries]
     return checks
+
+
+def _not_reached(quantity, point, reason, required=REQUIRED_DIGITS) -> Check:
+    """A check whose numeric side could not be carried to its precision at ``point``."""
+    return Check(quantity, describe_point(point), "", f"not reached: {reason}", 0.0, required,
+                 reached=False)
+
+
+def _required(entry) -> float:
+    """The digits a Fisher entry's check requires: closed forms and numeric entries differ."""
+    return REQUIRED_DIGITS if entry.value is not None else NUMERIC_FISHER_DIGITS
 
 
 def _entry_name(spec, entry) -> str:
@@ -187,9 +193,8 @@ def _fisher_checks_at(spec, entries, score, integrands, point) -> list[Check]:
     for entry, (first, second) in values.items():
         i, j = entry.row, entry.column
         scale = mpmath.sqrt(abs(diagonal[i] * diagonal[j]))
-        required = REQUIRED_DIGITS if entry.value is not None else NUMERIC_FISHER_DIGITS
         checks.append(_check(_entry_name(spec, entry), point, first, second, scale,
-                             required=required))
+                             required=_required(entry)))
     return checks
 
 
@@ -253,10 +258,11 @@ def curvature_checks(derivation: Derivation, points) -> list[Check]:
         try:
             symbolic = evaluate(curvature, point)
         except ZeroDivisionError:
-            # A removable singularity of the derived form at this point (0/0 in the working
-            # precision): no verdict here, never a false one; the other points decide.
-            checks.append(Check("K", describe_point(point), "0/0", "not reached: the derived "
-                                "curvature is 0/0 at this point", 0.0, reached=False))
+            # The derived form divides by an exact 0 here (a removable singularity of the form,
+            # or a pole the Brioschi value would have shown): no verdict at this point, never
+            # a false one; the other points decide.
+            checks.append(_not_reached("K", point, "the derived curvature divides by zero "
+                                       "at this point"))
             continue
         checks.append(_check("K", point, symbolic, numeric))
     return checks
