@@ -1,5 +1,9 @@
 """Shared fixtures: the catalog is derived and verified once per test session (in parallel).
 
+The suite runs under pytest-xdist (one worker per core, pyproject's addopts): the workers
+share one session cache, and the first that needs the catalog derives it while the others
+wait for it (:func:`_one_worker_at_a_time`).
+
 The derivation cache: every test (and every ``raosym`` subprocess a test starts, through the
 environment) uses a cache folder of this session, empty at the start. So the ``catalog``
 fixture really derives every family once per run, and later CLI runs of the same families
@@ -12,6 +16,8 @@ cache's HMAC secret is ``RAOSYM_CACHE_KEY``: the cache folder's name with ``-key
 from __future__ import annotations
 
 import atexit
+import contextlib
+import fcntl
 import os
 import shutil
 import tempfile
@@ -28,7 +34,23 @@ def _session_cache() -> str:
         return os.environ["RAOSYM_TEST_CACHE"]
     folder = tempfile.mkdtemp(prefix="raosym-test-cache-")
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    # pytest-xdist's workers start after this (the controller loads this file first) and
+    # inherit the variable: one cache for the whole run, removed when the controller exits.
+    os.environ["RAOSYM_TEST_CACHE"] = folder
     return folder
+
+
+@contextlib.contextmanager
+def _one_worker_at_a_time(name: str):
+    """Under pytest-xdist, the first worker that needs the catalog derives it into the shared
+    session cache while the others wait, and then answer from the cache: the catalog is
+    derived once per run however many workers there are."""
+    with open(SESSION_CACHE.rstrip(os.sep) + f"-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 # Set before any test runs, so that no test writes the project's own .raosym-cache/.
@@ -38,18 +60,22 @@ os.environ["RAOSYM_CACHE"] = SESSION_CACHE = _session_cache()
 os.environ["RAOSYM_CACHE_KEY"] = SESSION_CACHE.rstrip(os.sep) + "-key"
 
 
+def catalog_outcomes(names) -> list:
+    """The FamilyOutcome of each named family of derivations/, derived and verified into the
+    session cache (or answered from it)."""
+    from raosym import pipeline
+    from raosym.cache import DerivationCache
+
+    with _one_worker_at_a_time("catalog"):
+        return pipeline.run_families([str(DERIVATIONS / f"{name}.toml") for name in names],
+                                     cache=DerivationCache(SESSION_CACHE))
+
+
 @pytest.fixture(scope="session")
 def catalog():
     """name -> FamilyOutcome for every file in derivations/ (derived and verified)."""
-    from raosym import pipeline
-
     os.environ.setdefault("RAOSYM_DERIVATIONS", str(DERIVATIONS))
-    from raosym.cache import DerivationCache
-
-    files = sorted(DERIVATIONS.glob("*.toml"))
-    outcomes = pipeline.run_families([str(f) for f in files],
-                                     cache=DerivationCache(SESSION_CACHE))
-    return {Path(outcome.name).stem: outcome for outcome in outcomes}
+    return {Path(outcome.name).stem: outcome for outcome in catalog_outcomes(family_names())}
 
 
 def family_names() -> list[str]:
@@ -75,8 +101,9 @@ def generated_tree(catalog, tmp_path_factory):
     output = tmp_path_factory.mktemp("generated")
     # Rendered files go into the session cache, so that a later `raosym generate` answering
     # from it (the CLI tests) takes them from there instead of rendering and gating again.
-    generation = pipeline.generate_from(list(catalog.values()), output=output,
-                                        families=set(family_names()),
-                                        cache=DerivationCache(SESSION_CACHE))
+    with _one_worker_at_a_time("generated"):
+        generation = pipeline.generate_from(list(catalog.values()), output=output,
+                                            families=set(family_names()),
+                                            cache=DerivationCache(SESSION_CACHE))
     assert not generation.failures, [str(failure.error) for failure in generation.failures]
     return output

@@ -141,6 +141,21 @@ def test_poincare_half_plane_has_curvature_minus_one():
     assert sympy.simplify(geometry.christoffel[0][0][1] + 1 / y) == 0
 
 
+def test_three_coordinates_keep_their_scalar_curvature():
+    """The Gaussian (mu, s) times a scale t: a product of the half-plane of curvature -1/2
+    (``ds^2 = (dmu^2 + 2 ds^2)/s^2``) and a line, so R = 2K = -1, whichever way the
+    connection is screened before it is simplified (raosym.derive.geometry._connection)."""
+    mu, s, t = sympy.symbols("mu s t", positive=True)
+    metric = sympy.diag(1 / s**2, 2 / s**2, 1 / t**2)
+    assert derive_geometry((mu, s, t), metric).scalar_curvature == -1
+    # A coupled metric: the scalar curvature of the same manifold in the coordinates
+    # (mu, s, u) with t = u*s (dt = s du + u ds), a sympy identity of the change of variables.
+    u = sympy.Symbol("u", positive=True)
+    jacobian = sympy.Matrix([[1, 0, 0], [0, 1, 0], [0, u, s]])
+    pulled = (jacobian.T * metric.subs(t, u * s) * jacobian).applyfunc(sympy.simplify)
+    assert sympy.simplify(derive_geometry((mu, s, u), pulled).scalar_curvature + 1) == 0
+
+
 # --- a family outside the catalog, written from the README only --------------------------------
 
 def test_new_families_derive_and_verify_without_code_changes(tmp_path):

@@ -11,13 +11,15 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import mpmath
 import numpy as np
 import pytest
-from conftest import REPOSITORY, verified
+from conftest import REPOSITORY, SESSION_CACHE, verified
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -63,7 +65,14 @@ def test_generate_leaves_out_accounting_whose_code_fails_and_keeps_the_rest(
     from raosym import cli
     from raosym.emit.python import accounting
 
-    # (--no-cache: a render cached by an earlier test would skip rendering, and the gate.)
+    # The derivation from the session cache, but no render from it: a render cached by an
+    # earlier test would skip rendering, and the gate; a copy of the derivation entries
+    # alone, so that the wrong-sign render stored here never reaches the session cache.
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for entry in Path(SESSION_CACHE).glob("*.pickle"):
+        shutil.copy(entry, cache)
+    monkeypatch.setenv("RAOSYM_CACHE", str(cache))
     original = accounting.accounting_context
 
     def wrong_sign(verified_family):
@@ -73,10 +82,11 @@ def test_generate_leaves_out_accounting_whose_code_fails_and_keeps_the_rest(
         return context
 
     monkeypatch.setattr("raosym.emit.python.accounting_context", wrong_sign)
-    status = cli.main(["generate", "laplace_location", "--output", str(tmp_path), "--jobs", "1",
-                       "--quiet", "--no-cache"])
+    output = tmp_path / "generated"
+    status = cli.main(["generate", "laplace_location", "--output", str(output), "--jobs", "1",
+                       "--quiet"])
     assert status == 0, capsys.readouterr().err
-    module = (tmp_path / "python" / "laplace_location.py").read_text()
+    module = (output / "python" / "laplace_location.py").read_text()
     assert "def fisher_information(" in module
     assert "def kl_divergence(" not in module and "def rdp_epsilon(" not in module
     assert "privacy accounting: derived and verified, but its emitted code failed" in module
@@ -84,15 +94,14 @@ def test_generate_leaves_out_accounting_whose_code_fails_and_keeps_the_rest(
     # The run reports what the gate left out as it reports any unavailable quantity: in the
     # --json summary (status partial), and --strict makes it an error.
     capsys.readouterr()
-    status = cli.main(["generate", "laplace_location", "--output", str(tmp_path), "--jobs", "1",
-                       "--quiet", "--json", "--no-cache"])  # (a render stored now would be
-    # the wrong-sign one, and later tests would read it from the session cache)
+    status = cli.main(["generate", "laplace_location", "--output", str(output), "--jobs", "1",
+                       "--quiet", "--json"])
     summary = json.loads(capsys.readouterr().out)
     (family,) = summary["families"]
     assert status == 0 and family["status"] == "partial"
     assert family["unavailable"] == ["privacy accounting"]
-    assert cli.main(["generate", "laplace_location", "--output", str(tmp_path), "--jobs", "1",
-                     "--quiet", "--strict", "--no-cache"]) == 1
+    assert cli.main(["generate", "laplace_location", "--output", str(output), "--jobs", "1",
+                     "--quiet", "--strict"]) == 1
 
 
 def test_gate_judges_nan_and_infinities_against_the_truth():

@@ -7,6 +7,7 @@ by a lookup into it, so the CLI runs the emit and write stages without deriving 
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import subprocess
 import sys
@@ -59,21 +60,35 @@ def test_generate_twice_gives_identical_bytes(derived, tmp_path, capsys):
     assert capsys.readouterr().out == ""
 
 
-def test_rendering_does_not_depend_on_the_hash_seed(catalog, generated_tree, tmp_path):
+def test_rendering_does_not_depend_on_the_hash_seed(catalog, tmp_path):
     """Emit the same Verified objects in a process with another PYTHONHASHSEED (sent the
-    way a worker sends them: raosym.cache.transport, which keeps the expressions as derived)."""
+    way a worker sends them: raosym.cache.transport, which keeps the expressions as derived):
+    every backend's files of every family are the same bytes. (The emitted-code gate, whose
+    measured accuracy the docstrings quote, is left out here: ``generate --check`` compares
+    the committed tree, written by other processes with other random hash seeds, with a
+    fresh one, in CI and in test_committed_generated_folder_is_up_to_date.)"""
+    from raosym import emit
+
     pickled = tmp_path / "catalog.pickle"
     pickled.write_bytes(transport.dumps(list(catalog.values())))
     script = (
-        "import sys\n"
-        "from raosym import pipeline\nfrom raosym.cache import transport\n"
+        "import json, sys\n"
+        "from raosym import emit\nfrom raosym.cache import transport\n"
         "outcomes = transport.loads(open(sys.argv[1], 'rb').read())\n"
-        "pipeline.generate_from(outcomes, output=sys.argv[2], families=set(sys.argv[3:]))\n"
+        "files = {}\n"
+        "for outcome in outcomes:\n"
+        "    files.update(emit.render_files(outcome.verified))\n"
+        "open(sys.argv[2], 'w').write(json.dumps(files))\n"
     )
     environment = os.environ | {"PYTHONHASHSEED": "12345"}
-    subprocess.run([sys.executable, "-c", script, str(pickled), str(tmp_path / "out"),
-                    *FAMILIES], check=True, env=environment, cwd=REPOSITORY)
-    assert snapshot(tmp_path / "out") == snapshot(generated_tree)
+    subprocess.run([sys.executable, "-c", script, str(pickled), str(tmp_path / "files.json")],
+                   check=True, env=environment, cwd=REPOSITORY)
+    here = {}
+    for outcome in catalog.values():
+        here.update(emit.render_files(outcome.verified))
+    there = json.loads((tmp_path / "files.json").read_text())
+    assert set(there) == set(here) and len(here) == 2 * len(FAMILIES)
+    assert [name for name in sorted(here) if there[name] != here[name]] == []
 
 
 def test_check_exit_codes_and_diff(derived, tmp_path, capsys):

@@ -12,7 +12,7 @@ import textwrap
 import mpmath
 import pytest
 import sympy
-from conftest import DERIVATIONS, SESSION_CACHE
+from conftest import DERIVATIONS, catalog_outcomes
 
 from raosym.derive.divergence import ALPHA
 from raosym.derive.mechanism import THETA
@@ -49,11 +49,7 @@ BERNOULLI = textwrap.dedent('''\
 def mechanisms():
     """name -> Verified for the three seed mechanisms (from the session cache when the
     catalog fixture already derived them)."""
-    from raosym import pipeline
-    from raosym.cache import DerivationCache
-
-    outcomes = pipeline.run_families([str(DERIVATIONS / f"{name}.toml") for name in MECHANISMS],
-                                     cache=DerivationCache(SESSION_CACHE))
+    outcomes = catalog_outcomes(MECHANISMS)
     for outcome in outcomes:
         assert outcome.error is None, outcome.error
     return {name: outcome.verified for name, outcome in zip(MECHANISMS, outcomes)}

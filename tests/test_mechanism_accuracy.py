@@ -13,7 +13,7 @@ import importlib.util
 import mpmath
 import numpy as np
 import pytest
-from conftest import DERIVATIONS, SESSION_CACHE
+from conftest import catalog_outcomes
 
 ORDERS = (1 + 1e-6, 1.5, 2.0, 5.0, 32.0, 256.0, 1e4)
 SCALES = (1e-3, 1e-2, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0, 1e3)
@@ -24,13 +24,10 @@ TOLERANCE = 1e-15
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
     """The generated modules of the three seed mechanisms, imported from a temporary folder."""
-    from raosym import pipeline
-    from raosym.cache import DerivationCache
     from raosym.emit.python import render
 
     names = ("laplace_location", "gaussian_location", "bernoulli")
-    outcomes = pipeline.run_families([str(DERIVATIONS / f"{name}.toml") for name in names],
-                                     cache=DerivationCache(SESSION_CACHE))
+    outcomes = catalog_outcomes(names)
     folder = tmp_path_factory.mktemp("accounting")
     loaded = {}
     for name, outcome in zip(names, outcomes):

@@ -356,7 +356,7 @@ def gaussian_curvature(theta):
         _t10 = _t0*_t8*_t9 + _t1*_t7*_t9
         _t11 = _t10 - _t4*_t7*_t8
         curvature = np.empty(a.shape)
-        curvature[...] = _recompute_where((1/4)*_t11/_t6**2, ((_t10 + _t4*_t7*_t8, _t11), (_t2 + _t5, _t6), ), _exact_curvature, a, b)
+        curvature[...] = _recompute_where((1/4)*(_t11/_t6)/_t6, ((_t10 + _t4*_t7*_t8, _t11), (_t2 + _t5, _t6), ), _exact_curvature, a, b)
     return curvature
 
 

@@ -282,7 +282,7 @@ def fisher_information(theta):
         fisher = np.empty(k.shape + (2, 2))
         fisher[..., 0, 0] = _recompute_where(_polygamma(1, k), (), _exact_fisher_0_0, k)
         fisher[..., 1, 0] = fisher[..., 0, 1] = 1/theta_
-        fisher[..., 1, 1] = k/theta_**2
+        fisher[..., 1, 1] = (k/theta_)/theta_
     return fisher
 
 

@@ -260,7 +260,7 @@ def fisher_information(theta):
     with np.errstate(all="ignore"):
         _t0 = nu + 1
         _t1 = 1/(nu + 3)
-        _t2 = _t1/s**2
+        _t2 = (_t1/s)/s
         _t3 = 2*nu
         _t4 = _t1/_t0
         _t5 = nu**3

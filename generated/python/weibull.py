@@ -126,11 +126,10 @@ def fisher_information(theta):
     included (tolerance 1e-14).
     """
     k, lam = _point(theta)
-    _t0 = k**2
     fisher = np.empty(k.shape + (2, 2))
-    fisher[..., 0, 0] = (-2*np.euler_gamma + np.euler_gamma**2 + 1 + (1/6)*np.pi**2)/_t0
+    fisher[..., 0, 0] = (-2*np.euler_gamma + np.euler_gamma**2 + 1 + (1/6)*np.pi**2)/k**2
     fisher[..., 1, 0] = fisher[..., 0, 1] = (-1 + np.euler_gamma)/lam
-    fisher[..., 1, 1] = _t0/lam**2
+    fisher[..., 1, 1] = (k/lam)*(k/lam)
     return fisher
 
 

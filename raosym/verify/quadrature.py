@@ -342,7 +342,8 @@ def _piece_function(integrand, x, anchor, kind, parameters):
     local = integrand.subs(x, substitution) * jacobian
     if kind.startswith("from"):
         local = _without_cancellation(local, w)
-    return mpmath_function(local, [w, c, d, *parameters])
+    # Common subexpressions once a node: the substituted x appears in every factor.
+    return mpmath_function(local, [w, c, d, *parameters], cse=True)
 
 
 def _without_cancellation(expr: sympy.Expr, w: sympy.Symbol) -> sympy.Expr:

@@ -238,8 +238,8 @@ def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set, *,
     # The sums and their absolute sizes are printed with the values, sharing their CSE.
     watched = [quantity for sums in guards for total in sums
                for quantity in (absolute_size(total), total)]
-    replacements, reduced = sympy.cse(stable + watched, symbols=sympy.numbered_symbols("_t"),
-                                      order="canonical")
+    replacements, reduced = _without_shared_powers(*sympy.cse(
+        stable + watched, symbols=sympy.numbered_symbols("_t"), order="canonical"))
     scalars = set(scalars)
     for symbol, value in replacements:
         if value.free_symbols <= scalars:
@@ -263,6 +263,40 @@ def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set, *,
     printed = [code for _, code in assignments] + results
     return {"assignments": assignments, "results": results, "uses": uses,
             "printed": printed, "exact": exact_functions}, printer
+
+
+def _without_shared_powers(replacements, reduced):
+    """The common subexpressions without the powers ``x**n`` of a symbol that some product
+    divides by another power ``y**n`` (``_t0 = k**2`` in ``_t0/lam**2``): put back where they
+    were used, so that ``k**2/lam**2`` reaches the printer whole and is printed as
+    ``(k/lam)*(k/lam)`` (``k**2`` alone overflows at k = 1.3e202, where the ratio's square is
+    7.7e-172). Other shared powers stay shared."""
+    powers = {symbol: value for symbol, value in replacements
+              if value.is_Pow and value.base.is_Symbol and value.exp.is_Integer}
+    exponents = {symbol: value.exp for symbol, value in powers.items()}
+
+    def exponent(factor):
+        return exponents.get(factor, factor.exp if factor.is_Pow and factor.exp.is_Integer
+                             else None)
+
+    paired = set()
+    for expr in [value for _, value in replacements] + list(reduced):
+        for product in expr.atoms(sympy.Mul):
+            factors = sympy.Mul.make_args(product)
+            for factor in factors:
+                if factor in powers and any(exponent(other) == -exponents[factor]
+                                            for other in factors if other is not factor):
+                    paired.add(factor)
+    if not paired:
+        return replacements, reduced
+    inlined, kept = {}, []
+    for symbol, value in replacements:  # in the order of their use: resolved as they come
+        value = value.xreplace(inlined)
+        if symbol in paired:
+            inlined[symbol] = value
+        else:
+            kept.append((symbol, value))
+    return kept, [expr.xreplace(inlined) for expr in reduced]
 
 
 def _unpacking(variables: list[Variable], used: set[str]) -> str:

@@ -259,7 +259,9 @@ def _ratios_of_equal_powers(expr: sympy.Mul, constants: set) -> tuple[sympy.Expr
     """``(rest, [(x, y, n), ...])`` with ``expr = rest * (x/y)**n * ...``: each pair of
     factors ``x**n`` and ``y**-n`` of the product with an integer ``n >= 2``, in canonical
     order, and ``x/y`` (``n = 1``) where the product is two variables' ratio times constants
-    (``sqrt(nu + 1)/sqrt(nu + 3)*sensitivity/s``)."""
+    (``sqrt(nu + 1)/sqrt(nu + 3)*sensitivity/s``), or a variable over another's power
+    ``x/y**m`` (``k/theta**2``): then ``(x, y, 1)`` is followed by ``(None, y, m - 1)``, ``y``
+    divided out ``m - 1`` more times."""
     factors = list(sympy.Mul.make_args(expr))
     ratios = []
     for factor in list(factors):
@@ -273,9 +275,13 @@ def _ratios_of_equal_powers(expr: sympy.Mul, constants: set) -> tuple[sympy.Expr
             ratios.append((base, partners[0].base, int(power)))
     variables = [f for f in factors if f.free_symbols - constants]
     if (not ratios and len(variables) == 2 and variables[0].is_Symbol and variables[1].is_Pow
-            and variables[1].exp == -1 and variables[1].base.is_Symbol):
+            and variables[1].exp.is_Integer and variables[1].exp <= -1
+            and variables[1].base.is_Symbol):
         factors = [f for f in factors if f not in variables]
-        ratios.append((variables[0], variables[1].base, 1))
+        numerator, (denominator, power) = variables[0], variables[1].as_base_exp()
+        ratios.append((numerator, denominator, 1))
+        if power < -1:
+            ratios.append((None, denominator, int(-power) - 1))
     return sympy.Mul(*factors), ratios
 
 
@@ -283,8 +289,9 @@ class RangeSafeProducts:
     """The backend's printing of products (a mixin of its NumPy and Python printers), so that
     no intermediate leaves the float range where the product itself does not:
 
-    - ``x**n/y**n`` (and ``x/y``, see :func:`_ratios_of_equal_powers`) as the ratio ``(x/y)``
-      multiplied in ``n`` times, after the other factors: ``alpha*sensitivity**2/(2*sigma**2)`` is
+    - ``x**n/y**n`` (and ``x/y``, ``x/y**m``, see :func:`_ratios_of_equal_powers`) as the
+      ratio ``(x/y)`` multiplied in ``n`` times (``x/y**m`` as ``(x/y)/y...``), after the
+      other factors: ``alpha*sensitivity**2/(2*sigma**2)`` is
       ``(1/2)*alpha*(sensitivity/sigma)*(sensitivity/sigma)``, where ``sensitivity**2``
       underflowed to 0 (Δ = 1e-170) or ``sigma**2`` (σ = 1e-203) though the curve is an
       ordinary float, and ``sensitivity*sqrt(nu + 1)/(s*sqrt(nu + 3))`` (two variables'
@@ -301,8 +308,9 @@ class RangeSafeProducts:
         rest, ratios = _ratios_of_equal_powers(expr, getattr(self, "scalars", set()))
         if ratios and not (rest == 1 and [n for _, _, n in ratios] == [1]):  # not x/y alone
             quotients = "".join(
-                f"*({self.parenthesize(x, PRECEDENCE['Mul'], strict=True)}/"
-                f"{self.parenthesize(y, PRECEDENCE['Mul'])})" * n for x, y, n in ratios)
+                f"/{self.parenthesize(y, PRECEDENCE['Mul'], strict=True)}" * n if x is None
+                else f"*({self.parenthesize(x, PRECEDENCE['Mul'], strict=True)}/"
+                     f"{self.parenthesize(y, PRECEDENCE['Mul'])})" * n for x, y, n in ratios)
             if rest in (sympy.S.One, sympy.S.NegativeOne):
                 return ("-" if rest == -1 else "") + quotients[1:]
             # A product is printed as it is (it ends in a factor); a rational 1/2 or a sum
