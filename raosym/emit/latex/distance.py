@@ -17,7 +17,6 @@ from raosym.derive.steps import PERIOD_STRATEGY
 from raosym.emit.latex.forms import literature_form
 from raosym.emit.latex.layout import display_rows
 from raosym.emit.latex.printer import ProofPrinter, quantity_label, symbol_latex, tex_text
-from raosym.emit.latex.prose import sentence
 from raosym.emit.provenance import verification_record
 from raosym.verify.checks import Verified
 
@@ -73,7 +72,13 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
         # The reason's first sentence: which structures were tried (the template says how the
         # distance is computed instead).
         first = (distance.reason or "").split(". ")[0]
-        context["reason"] = sentence(printer.prose.latex(first))
+        tried = first.removeprefix("no closed form recognized: ")
+        context["reason"] = (
+            "The metric is of none of the kinds whose distance the derivation knows in closed "
+            f"form: it is {printer.prose.latex(tried)}. For such a metric the geodesic "
+            "equations have no closed-form solution known to the derivation (which is not a "
+            "proof that none exists), so the distance is computed numerically, and the "
+            "computed value is certified as follows.")
         context["tolerance"] = _scientific(NUMERIC_TOLERANCE)
     return context
 
