@@ -325,9 +325,10 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
         if not is_closed(value):
             return None, (f"SymPy returned no closed form on ({lower}, {upper}) for symbolic "
                           f"alpha (it gave {sympy.sstr(value)[:120]})")
-        steps.append(ProofStep(f"The piece between {sympy.sstr(lower)} and "
-                               f"{sympy.sstr(upper)} (no kink inside: each absolute value "
-                               "has a fixed sign there).", sympy.Integral(piece, (x, lower, upper)),
+        claim = ("The integral over the support." if len(breaks) == 2 else
+                 f"The piece between {sympy.sstr(lower)} and {sympy.sstr(upper)} (no kink "
+                 "inside: each absolute value has a fixed sign there).")
+        steps.append(ProofStep(claim, sympy.Integral(piece, (x, lower, upper)),
                                _shown_value(value), integral_reason(piece, x, lower, upper),
                                "split at kinks"))
         total += value
@@ -586,7 +587,8 @@ def _sum_of_powers(spec, first, second, arguments, budget):
         # integral; adding "the pieces" would repeat it.
         piece = found[0]
         chain = (piece.rhs,) if tidied != piece.rhs else ()
-        return tidied, (dataclasses.replace(piece, chain=chain, rhs=tidied),)
+        claim = piece.claim.removesuffix(".") + " (alpha = 1 + a, a > 0)."
+        return tidied, (dataclasses.replace(piece, claim=claim, chain=chain, rhs=tidied),)
     step = ProofStep("Adding the pieces (alpha = 1 + a, a > 0).",
                      over_support(integrand, spec), tidied, "sum of the pieces", "sum")
     return tidied, (*found, step)

@@ -162,8 +162,9 @@ def _fold_symmetric(integrand, variable, *, budget) -> ClosedIntegral | None:
             # after a change of variables): the argument for absolute convergence is that.
             f"substituting {variable} -> -{variable} changes the sign of the integrand, so its "
             f"integrals over {variable} < 0 and {variable} > 0 cancel; both converge "
-            "absolutely, since the integrand is a product of two different scores against "
-            "the density and 2|s_i s_j| <= s_i^2 + s_j^2, whose integrals are diagonal "
+            "absolutely, since the integrand is, up to the constant factor a change of "
+            "variables took out, a product of two different scores against the density, and "
+            "2|s_i s_j| <= s_i^2 + s_j^2, whose integrals are diagonal "
             "entries of the Fisher matrix, finite by their own propositions",
             "fold",
         )

@@ -252,8 +252,8 @@ def _conversions(spec, theta, scale, delta, mu, steps) -> tuple[Conversion, ...]
                 sympy.nsimplify(written.doit()) - budget) == 0:
             shown = written
         steps.append(ProofStep(
-            f"Conversion: the {name} mechanism, at the scale of its calibration, is "
-            "theta-Rao-DP with", THETA, shown,
+            f"Conversion: at the scale of its calibration, the {name} mechanism has the "
+            "Rao-DP budget:", THETA, shown,
             f"{source}; the budget above at that scale", "conversion"))
     return tuple(found)
 

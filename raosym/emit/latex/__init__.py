@@ -32,7 +32,7 @@ from raosym.functions import RULES
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.forms import literature_form, positive_form, written_form
+from raosym.emit.latex.forms import line_element_form, positive_form, written_form
 from raosym.emit.latex.layout import (
     continued_rows,
     display_rows,
@@ -200,7 +200,7 @@ def _geometry_steps(steps: tuple[ProofStep, ...], spec: FamilySpec) -> list[Proo
     the differential ``ds`` of a coordinate ``s`` (the same SymPy symbol), and its right-hand
     side with the signs of its factors chosen positive, as the Fisher entries are stated."""
     return [dataclasses.replace(step, lhs=LINE_ELEMENT_NAME**2,
-                                rhs=literature_form(step.rhs, spec))
+                                rhs=line_element_form(step.rhs, spec))
             if step.lhs == LINE_ELEMENT**2 else step for step in steps]
 
 
@@ -277,9 +277,17 @@ def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = No
     """The steps as the template lists them. A step whose left-hand side is the right-hand
     side the display before it ended with continues that chain (its display starts with
     ``=``), as a paper writes a computation, instead of printing the expression again."""
-    shown = [step for step in steps
-             if not (step.strategy in REWRITES and not step_rows(step, printer))
-             and not _renaming(step)]
+    shown, renamed = [], {}
+    for step in steps:
+        if step.strategy in REWRITES and not step_rows(step, printer):
+            continue
+        if _renaming(step):
+            # dropped, and the steps after it keep the variable the reader saw last
+            renamed[step.rhs] = step.lhs
+            continue
+        if step.lhs in renamed:
+            step = dataclasses.replace(step, lhs=renamed[step.lhs])
+        shown.append(step)
     formatted, previous = [], None
     for step in shown:
         lemma = (lemmas or {}).get(step.strategy, "")

@@ -167,3 +167,26 @@ def _unevaluated(node: ast.AST, symbols: dict) -> sympy.Expr:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return sympy.Integer(node.value)
     raise ValueError("not written with integers, names, operators and calls only")
+
+
+def line_element_form(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
+    """The line element as a geometer writes it: each term its coefficient, then its
+    differentials (``psi'(k) dk^2 + (2/theta) dk dtheta + (k/theta^2) dtheta^2``, not SymPy's
+    ``dk^2 psi'(k) + ... + dtheta^2 k/theta^2``), in the order of the coordinates, the signs
+    of the coefficients' factors chosen positive (:func:`literature_form`)."""
+    expr = literature_form(expr, spec)
+    differentials = [sympy.Symbol(f"d{p.name}") for p in spec.coordinates]
+    by_name = {d.name: index for index, d in enumerate(differentials)}
+    terms = []
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        coefficient, part = term.as_independent(*[s for s in term.free_symbols
+                                                  if s.name in by_name])
+        names = sorted((s.name for s in part.free_symbols), key=by_name.get)
+        if not names:
+            return expr
+        terms.append((names, literature_form(sympy.factor(coefficient), spec), part))
+    terms.sort(key=lambda item: [by_name[name] for name in item[0]])
+    written = sympy.Add(*(part if coefficient == 1 else
+                          sympy.Mul(coefficient, part, evaluate=False)
+                          for _, coefficient, part in terms), evaluate=False)
+    return written if sympy.simplify(written.doit() - expr) == 0 else expr

@@ -217,6 +217,7 @@ class ProofPrinter(LatexPrinter):
         self.point = point_latex(spec)
         #: Whether an unevaluated product is printed as written (see doprint_written).
         self.written = False
+        self._differential_names = {f"d{p.name}" for p in spec.coordinates}
         super().__init__({"symbol_names": names})
 
     def _print_Derivative(self, expr: sympy.Derivative) -> str:
@@ -241,7 +242,7 @@ class ProofPrinter(LatexPrinter):
         factors = list(expr.args)
         denominator = [factor for factor in factors if isinstance(factor, sympy.Pow)
                        and factor.exp.is_Number and factor.exp.is_negative]
-        if denominator:
+        if denominator and not any(self._differentials(factor) for factor in factors):
             # a quotient written as one (a density as its file writes it): \frac{a}{b},
             # with a sign of the numerator set before the fraction
             numerator, sign = [], ""
@@ -272,17 +273,25 @@ class ProofPrinter(LatexPrinter):
             if isinstance(factors[0], sympy.Add):
                 text = rf"\left({text}\right)"
             return sign + text
-        texts = []
-        for factor in factors:
-            text = self._print(factor)
-            if isinstance(factor, sympy.Add) or (texts and factor.could_extract_minus_sign()):
-                text = rf"\left({text}\right)"
-            texts.append(text)
-        # a written form juxtaposes its factors, as one writes 2 pi sigma^2
-        return sign + (" " if self.written else r" \cdot ").join(texts)
+        text = ""
+        for index, factor in enumerate(factors):
+            printed = self._print(factor)
+            if isinstance(factor, sympy.Add) or (index and factor.could_extract_minus_sign()):
+                printed = rf"\left({printed}\right)"
+            # a written form juxtaposes its factors, as one writes 2 pi sigma^2, and so
+            # does a coefficient with the differentials of a line element
+            juxtaposed = self.written or self._differentials(factor)
+            text += (("" if not index else " " if juxtaposed else r" \cdot ") + printed)
+        return sign + text
+
+    def _differentials(self, expr: sympy.Expr) -> bool:
+        """Whether an expression is a product of powers of coordinate differentials."""
+        symbols = expr.free_symbols
+        return bool(symbols) and all(symbol.name in self._differential_names
+                                     for symbol in symbols) and not isinstance(expr, sympy.Add)
 
     def doprint_written(self, expr: sympy.Expr) -> str:
-        """An expression built unevaluated from what a file writes (see
+        r"""An expression built unevaluated from what a file writes (see
         :func:`raosym.emit.latex.forms.written_form`), printed in that order: terms as
         written (``x - \mu``, not ``-\mu + x``) and factors side by side."""
         order = self._settings["order"]
