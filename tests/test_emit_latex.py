@@ -147,7 +147,10 @@ def test_distance_subsection(catalog, generated_tree, name):
     assert "Numeric geodesic check" in section
     assert r"\texttt{rao\_distance} computes at" in section
     if distance.closed:
-        assert prose.latex(distance.structure) in section
+        from raosym.emit.latex.distance import STRUCTURES
+
+        # the structure named as a noun phrase ("a one-coordinate manifold")
+        assert prose.latex(STRUCTURES[distance.structure]) in section
         assert "d(P_1, P_2)" in section
         strategies = [step.strategy for step in distance.steps]
         assert "stable form" in strategies and strategies.count("distance") >= 1
