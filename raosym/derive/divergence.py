@@ -32,6 +32,7 @@ When SymPy does not close the integral within its time budget, the curve is nume
 from __future__ import annotations
 
 import contextvars
+import dataclasses
 import itertools
 from dataclasses import dataclass
 
@@ -291,8 +292,8 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
     if support.kind == "finite":
         terms = [integrand.subs(x, point) for point in support.points]
         value = sympy.Add(*[_merged(term) for term in terms])
-        step = ProofStep("The support is finite: the integral is a sum over its points.",
-                         sympy.Sum(integrand, (x, support.points[0], support.points[-1])),
+        step = ProofStep("The sum over the points of the support.",
+                         over_support(integrand, spec),
                          value, f"x takes the values {support.text}", "finite sum")
         return value, (step,)
     if support.kind != "interval":
@@ -324,9 +325,10 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
         if not is_closed(value):
             return None, (f"SymPy returned no closed form on ({lower}, {upper}) for symbolic "
                           f"alpha (it gave {sympy.sstr(value)[:120]})")
-        steps.append(ProofStep(f"The piece between {sympy.sstr(lower)} and "
-                               f"{sympy.sstr(upper)} (no kink inside: each absolute value "
-                               "has a fixed sign there).", sympy.Integral(piece, (x, lower, upper)),
+        claim = ("The integral over the support." if len(breaks) == 2 else
+                 f"The piece between {sympy.sstr(lower)} and {sympy.sstr(upper)} (no kink "
+                 "inside: each absolute value has a fixed sign there).")
+        steps.append(ProofStep(claim, sympy.Integral(piece, (x, lower, upper)),
                                _shown_value(value), integral_reason(piece, x, lower, upper),
                                "split at kinks"))
         total += value
@@ -500,10 +502,15 @@ def _unit_interval_substitution(spec: FamilySpec) -> dict:
 
 def _derive_renyi(spec, first, second, arguments, budget) -> RenyiCurve:
     a = _EXCESS
+    # The definition names the two outputs' densities f_D and f_D' instead of substituting
+    # them (the next step shows their product); a discrete family sums over its support.
+    x = spec.variable
+    f_first, f_second = sympy.Function("f_D")(x), sympy.Function("f_D'")(x)
     steps = [ProofStep(
-        "Definition of the Rényi divergence of order alpha > 1 between the adjacent outputs.",
-        sympy.Symbol("D_alpha"), sympy.log(sympy.Integral(
-            first**ALPHA * second ** (1 - ALPHA), spec.variable)) / (ALPHA - 1),
+        "Definition of the Rényi divergence of order alpha > 1 between the adjacent outputs "
+        "f_D and f_D' (the family at the two points).",
+        sympy.Symbol("D_alpha"), sympy.log(over_support(
+            f_first**ALPHA * f_second ** (1 - ALPHA), spec)) / (ALPHA - 1),
         "Rényi (1961); Mironov (2017), Definition 3", "definition")]
     forward, found = _sum_of_powers(spec, first, second, arguments, budget)
     common = {"arguments": tuple(arguments), "first": first, "second": second}
@@ -575,10 +582,30 @@ def _sum_of_powers(spec, first, second, arguments, budget):
     tidied = sympy.powsimp(value)
     if tidied.has(sympy.erf, sympy.erfc):  # whole-line Gaussian integrals: erf limits cancel
         tidied = sympy.powsimp(sympy.simplify(tidied))
+    if len(found) == 1:
+        # One piece (no kink, or a finite sum): its step already is the whole sum or
+        # integral; adding "the pieces" would repeat it.
+        piece = found[0]
+        chain = (piece.rhs,) if tidied != piece.rhs else ()
+        claim = piece.claim.removesuffix(".") + " (alpha = 1 + a, a > 0)."
+        return tidied, (dataclasses.replace(piece, claim=claim, chain=chain, rhs=tidied),)
     step = ProofStep("Adding the pieces (alpha = 1 + a, a > 0).",
-                     sympy.Integral(integrand, spec.variable), tidied, "sum of the pieces",
-                     "sum")
+                     over_support(integrand, spec), tidied, "sum of the pieces", "sum")
     return tidied, (*found, step)
+
+
+def over_support(summand: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
+    """``summand`` summed (a discrete family) or integrated (a density) over the support."""
+    x, support = spec.variable, spec.support
+    if support.kind == "finite":
+        points = support.points
+        if all(point.is_integer for point in points) and (
+                points[-1] - points[0] == len(points) - 1):  # consecutive integers
+            return sympy.Sum(summand, (x, points[0], points[-1]))
+        return sympy.Add(*(summand.subs(x, point) for point in points), evaluate=False)
+    if support.kind == "integers":
+        return sympy.Sum(summand, (x, support.lower, support.upper))
+    return sympy.Integral(summand, (x, support.lower, support.upper))
 
 
 def _kl_limit(textbook: sympy.Expr, steps: list) -> sympy.Expr:

@@ -220,27 +220,40 @@ def _reference_mechanisms(x, mu, scale, delta):
     gaussian = sympy.exp(-(x - mu) ** 2 / (2 * scale**2)) / sympy.sqrt(2 * sympy.pi * scale**2)
     return [
         ("epsilon-DP Laplace", "Dwork, McSherry, Nissim and Smith (2006): b = Delta/epsilon",
-         laplace, delta / epsilon, (epsilon,)),
+         laplace, delta / epsilon, (epsilon,), None),
         ("(epsilon, delta)-DP Gaussian",
          "Dwork and Roth (2014), Theorem A.1: sigma = Delta sqrt(2 log(1.25/delta))/epsilon",
          gaussian, delta * sympy.sqrt(2 * sympy.log(sympy.Rational(5, 4) / delta_dp)) / epsilon,
-         (epsilon, delta_dp)),
+         (epsilon, delta_dp), _as_written(epsilon, delta_dp)),
         ("mu-GDP Gaussian", "Dong, Roth and Su (2022): sigma = Delta/mu", gaussian,
-         delta / mu_gdp, (mu_gdp,)),
+         delta / mu_gdp, (mu_gdp,), None),
     ]
+
+
+def _as_written(epsilon, delta_dp) -> sympy.Expr:
+    """The Gaussian mechanism's budget epsilon/sqrt(2 log(1.25/delta)) as Dwork and Roth write
+    it (SymPy would print sqrt(2)*epsilon/(2*sqrt(log(5/(4*delta))))); for display only:
+    :func:`_conversions` uses it after checking it equal to the budget it derived."""
+    with sympy.evaluate(False):
+        ratio = sympy.Mul(sympy.Float("1.25", 3), sympy.Pow(delta_dp, -1))
+        return sympy.Mul(epsilon, sympy.Pow(sympy.sqrt(2 * sympy.log(ratio)), -1))
 
 
 def _conversions(spec, theta, scale, delta, mu, steps) -> tuple[Conversion, ...]:
     found = []
-    for name, source, density, calibrated, parameters in _reference_mechanisms(
+    for name, source, density, calibrated, parameters, written in _reference_mechanisms(
             spec.variable, mu, scale, delta):
         if sympy.simplify(spec.density - density) != 0:
             continue
         budget = sympy.simplify(theta.subs(scale, calibrated))
         found.append(Conversion(name, source, calibrated, budget, parameters))
+        shown = budget
+        if written is not None and sympy.simplify(
+                sympy.nsimplify(written.doit()) - budget) == 0:
+            shown = written
         steps.append(ProofStep(
-            f"Conversion: the {name} mechanism ({scale} = {sympy.sstr(calibrated)}) is "
-            f"{sympy.sstr(budget)}-Rao-DP.", THETA, budget,
+            f"Conversion: at the scale of its calibration, the {name} mechanism has the "
+            "Rao-DP budget:", THETA, shown,
             f"{source}; the budget above at that scale", "conversion"))
     return tuple(found)
 

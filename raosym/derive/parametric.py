@@ -36,7 +36,7 @@ import sympy
 
 from raosym.derive.budget import run_with_budget
 from raosym.derive.closers import fresh_symbol
-from raosym.derive.steps import ProofStep
+from raosym.derive.steps import ProofStep, UnitCircleIntegral
 
 STRATEGY = "Euler integral"
 #: The strategy of the integrals over a period closed through the modified Bessel function I_0.
@@ -540,12 +540,12 @@ def close_by_residues(integrand: sympy.Expr, t: sympy.Symbol, lower, upper,
         ProofStep(
             f"Substitute {z} = exp(i {t}): the integral over the period is one over the unit "
             "circle.", sympy.Integral(integrand, (t, lower, upper)),
-            sympy.Integral(shown, z),
+            UnitCircleIntegral(shown, z),
             f"cos {t} = (z + 1/z)/2, sin {t} = (z - 1/z)/(2i) and d{t} = dz/(i z) on |z| = 1, "
             "traversed once counterclockwise as t runs over the period", "residues"),
         ProofStep(
             "Sum the residues at the poles inside the unit circle.",
-            sympy.Integral(shown, z), value,
+            UnitCircleIntegral(shown, z), value,
             "the residue theorem; the poles inside are "
             + ", ".join(f"z = {sympy.sstr(pole)} (order {order})" for pole, order in inside)
             + ": which lie inside is the same for every parameter of the domain, since the "

@@ -28,6 +28,12 @@ def fisher_symbol(row_name: str, column_name: str) -> sympy.Symbol:
     return sympy.Symbol(f"g_{row_name}_{column_name}")
 
 
+class UnitCircleIntegral(sympy.Integral):
+    """``Integral(f, z)`` over the unit circle ``|z| = 1``, traversed once counterclockwise:
+    the contour of a residue computation, which a proof must name (an ``Integral`` without
+    limits would read as an antiderivative). A record only: nothing evaluates it."""
+
+
 @dataclass(frozen=True)
 class ProofStep:
     """One step the engine took: ``lhs = rhs`` because ``justification``.

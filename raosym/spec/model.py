@@ -145,6 +145,9 @@ class FamilySpec:
     coordinates: tuple[Parameter, ...]
     constants: tuple[Parameter, ...] = ()
     mechanism: Mechanism | None = field(default=None, compare=False, hash=False)
+    #: The density as the file writes it (the appendix displays it so, not in SymPy's
+    #: normal form); "" for a spec built in code.
+    density_text: str = field(default="", compare=False, hash=False)
 
     @property
     def parameters(self) -> tuple[Parameter, ...]:

@@ -204,6 +204,7 @@ class _SpecBuilder:
             variable=variable,
             support=support,
             density=density,
+            density_text=self._string("density"),
             coordinates=coordinates,
             constants=constants,
             mechanism=mechanism,

@@ -32,7 +32,7 @@ from raosym.functions import RULES
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.forms import literature_form, positive_form
+from raosym.emit.latex.forms import line_element_form, positive_form, written_form
 from raosym.emit.latex.layout import (
     continued_rows,
     display_rows,
@@ -126,7 +126,7 @@ def section_context(verified: Verified) -> dict:
         "source": r"/\allowbreak ".join(tex_text(part)
                                          for part in derivation_file(verified).split("/")),
         "variable": printer.doprint(spec.variable),
-        "density": printer.doprint(spec.density),
+        "density": printer.doprint_written(written_form(spec)),
         "support": support_latex(spec.support, printer),
         "density_kind": "probability mass function" if spec.support.discrete else "density",
         "coordinates": [_parameter(p.name, p.domain, printer) for p in spec.coordinates],
@@ -200,7 +200,7 @@ def _geometry_steps(steps: tuple[ProofStep, ...], spec: FamilySpec) -> list[Proo
     the differential ``ds`` of a coordinate ``s`` (the same SymPy symbol), and its right-hand
     side with the signs of its factors chosen positive, as the Fisher entries are stated."""
     return [dataclasses.replace(step, lhs=LINE_ELEMENT_NAME**2,
-                                rhs=literature_form(step.rhs, spec))
+                                rhs=line_element_form(step.rhs, spec))
             if step.lhs == LINE_ELEMENT**2 else step for step in steps]
 
 
@@ -277,18 +277,70 @@ def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = No
     """The steps as the template lists them. A step whose left-hand side is the right-hand
     side the display before it ended with continues that chain (its display starts with
     ``=``), as a paper writes a computation, instead of printing the expression again."""
-    shown = [step for step in steps
-             if not (step.strategy in REWRITES and not step_rows(step, printer))]
+    shown, renamed = [], {}
+    for step in steps:
+        if step.strategy in REWRITES and not step_rows(step, printer):
+            continue
+        if _renaming(step):
+            # dropped, and the steps after it keep the variable the reader saw last
+            renamed[step.rhs] = step.lhs
+            continue
+        if step.lhs in renamed:
+            step = dataclasses.replace(step, lhs=renamed[step.lhs])
+        shown.append(step)
     formatted, previous = [], None
-    for number, step in enumerate(shown, start=first):
+    for step in shown:
+        lemma = (lemmas or {}).get(step.strategy, "")
         continues = (previous is not None and step.lhs is not None
-                     and printer.doprint(step.lhs) == previous)
-        formatted.append(_step(step, printer, number, (lemmas or {}).get(step.strategy, ""),
-                               continues=continues))
+                     and _same(step.lhs, previous, printer))
+        if continues and formatted and formatted[-1]["merge"]:
+            # The definition a computation starts from is not a step of its own: its
+            # display opens the computation's chain, its justification joins the next one.
+            opening = formatted.pop()
+            formatted.append(_merged_step(opening, _step(step, printer, 0, lemma,
+                                                         continues=True)))
+        else:
+            formatted.append(_step(step, printer, 0, lemma, continues=continues))
         # the expression this display ends with, when it ends with the step's result
         ends_with_result = formatted[-1]["rows"] and not getattr(step, "also", ())
-        previous = printer.doprint(step.rhs) if ends_with_result else None
+        previous = step.rhs if ends_with_result else None
+    for number, step in enumerate(formatted, start=first):
+        step["number"] = number
     return formatted
+
+
+#: Strategies of a step that states a definition a computation then starts from.
+DEFINITIONS = ("definition",)
+
+
+def _renaming(step: ProofStep) -> bool:
+    """Whether a step's two sides differ only in the name of a bound variable
+    (``∫ e^{-t} dt = ∫ e^{-u} du``): a renaming is not a step."""
+    return (step.lhs is not None and not getattr(step, "chain", ())
+            and not getattr(step, "also", ()) and step.lhs != step.rhs
+            and step.lhs.as_dummy() == step.rhs.as_dummy())
+
+
+def _same(expr: sympy.Basic, other: sympy.Basic, printer: ProofPrinter) -> bool:
+    """Whether two expressions are the same to a reader: printed alike, or alike up to the
+    names of bound variables."""
+    return printer.doprint(expr) == printer.doprint(other) or expr.as_dummy() == other.as_dummy()
+
+
+def _merged_step(opening: dict, step: dict) -> dict:
+    """One step from a definition and the computation that continues its display."""
+    lemmas = [label for label in (opening["lemma"], step["lemma"]) if label]
+    justification = opening["justification"].rstrip(".") + "; " + _lowered(step["justification"])
+    return {**step, "rows": opening["rows"] + step["rows"], "justification": justification,
+            "lemma": "", "lemmas": lemmas}
+
+
+def _lowered(text: str) -> str:
+    """A sentence continued after a semicolon: its first letter in lower case, unless the
+    first word is a name (two capitals) or math."""
+    if len(text) > 1 and text[0].isupper() and not text[1].isupper():
+        return text[0].lower() + text[1:]
+    return text
 
 
 def step_rows(step: ProofStep, printer: ProofPrinter, *, continues: bool = False) -> list[str]:
@@ -328,7 +380,10 @@ def _step(step: ProofStep, printer: ProofPrinter, number: int, lemma: str = "", 
         "rows": step_rows(step, printer, continues=continues),
         "justification": justification_latex(step.justification, printer.prose),
         "lemma": lemma,
+        "lemmas": [lemma] if lemma else [],
         "strategy": tex_text(step.strategy),
+        # a definition whose display the next step's computation continues
+        "merge": step.strategy in DEFINITIONS and step.lhs is not None,
     }
 
 

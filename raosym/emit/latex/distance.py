@@ -14,10 +14,9 @@ from __future__ import annotations
 import sympy
 
 from raosym.derive.steps import PERIOD_STRATEGY
-from raosym.emit.latex.forms import literature_form
+from raosym.emit.latex.forms import line_element_form
 from raosym.emit.latex.layout import display_rows
 from raosym.emit.latex.printer import ProofPrinter, quantity_label, symbol_latex, tex_text
-from raosym.emit.latex.prose import sentence
 from raosym.emit.provenance import verification_record
 from raosym.verify.checks import Verified
 
@@ -50,8 +49,9 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
     checks = {q.quantity: q for q in record.quantities if q.quantity in DISTANCE_QUANTITIES}
     context = {
         "closed": distance.closed,
-        "structure": printer.prose.latex(distance.structure),
-        "line_element": printer.doprint(literature_form(derivation.geometry.line_element,
+        "structure": printer.prose.latex(STRUCTURES.get(distance.structure,
+                                                        distance.structure)),
+        "line_element": printer.doprint(line_element_form(derivation.geometry.line_element,
                                                         spec)),
         "points": [", ".join(printer.doprint(s) for s in point) for point in distance.points],
         "steps": steps(distance.steps, printer, first=1),
@@ -73,9 +73,24 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
         # The reason's first sentence: which structures were tried (the template says how the
         # distance is computed instead).
         first = (distance.reason or "").split(". ")[0]
-        context["reason"] = sentence(printer.prose.latex(first))
+        tried = first.removeprefix("no closed form recognized: ")
+        context["reason"] = (
+            "The metric is of none of the kinds whose distance the derivation knows in closed "
+            f"form: it is {printer.prose.latex(tried)}. For such a metric the geodesic "
+            "equations have no closed-form solution known to the derivation (which is not a "
+            "proof that none exists), so the distance is computed numerically, and the "
+            "computed value is certified as follows.")
         context["tolerance"] = _scientific(NUMERIC_TOLERANCE)
     return context
+
+
+#: The derive stage's names of the structures a distance is recognized by, as a noun phrase
+#: of "The manifold is a ...".
+STRUCTURES = {"one coordinate": "one-coordinate manifold",
+              "constant metric": "manifold with a constant metric",
+              "location-scale half-plane": "location-scale half-plane",
+              "product": "product of one-dimensional manifolds",
+              "warped half-plane": "warped half-plane"}
 
 
 def _scientific(value: float) -> str:

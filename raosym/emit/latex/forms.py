@@ -12,9 +12,12 @@ assumptions must find ``-B`` positive; the two forms are then checked equal by S
 
 from __future__ import annotations
 
+import ast
+
 import sympy
 
 from raosym.spec.model import FamilySpec
+from raosym.spec.parser import CONSTANTS, FUNCTIONS
 
 
 def _domain_substitution(spec: FamilySpec) -> dict:
@@ -121,3 +124,69 @@ def literature_form(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
     found = positive_form(expr, spec)
     return expr if found is None else found[0]
 
+
+
+def written_form(spec: FamilySpec) -> sympy.Expr:
+    """The density as its derivation file writes it (``exp(-(x - mu)**2/(2*sigma**2)) /
+    sqrt(2*pi*sigma**2)``), built without SymPy's evaluation so that the display keeps the
+    file's order, signs and quotients; the parsed density when that is not possible. The
+    text was validated by the spec parser, so only whitelisted names and nodes occur; the
+    form is used only if, evaluated, it is the parsed density."""
+    if not spec.density_text:
+        return spec.density
+    symbols = {p.name: p.symbol for p in spec.parameters} | {spec.variable.name: spec.variable}
+    try:
+        tree = ast.parse(spec.density_text.strip(), mode="eval")
+        with sympy.evaluate(False):
+            written = _unevaluated(tree.body, symbols)
+        same = _unevaluated(tree.body, symbols) == spec.density
+    except (KeyError, TypeError, ValueError, SyntaxError):
+        return spec.density
+    return written if same else spec.density
+
+
+_OPERATORS = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b,
+              ast.Mult: lambda a, b: a * b, ast.Div: lambda a, b: a / b,
+              ast.Pow: lambda a, b: a ** b}
+
+
+def _unevaluated(node: ast.AST, symbols: dict) -> sympy.Expr:
+    if isinstance(node, ast.BinOp):
+        return _OPERATORS[type(node.op)](_unevaluated(node.left, symbols),
+                                         _unevaluated(node.right, symbols))
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        operand = _unevaluated(node.operand, symbols)
+        return -operand if isinstance(node.op, ast.USub) else operand
+    if isinstance(node, ast.Call):
+        arguments = [_unevaluated(argument, symbols) for argument in node.args]
+        if node.func.id == "sqrt":
+            return sympy.Pow(arguments[0], sympy.S.Half)
+        return FUNCTIONS[node.func.id].sympy_function(*arguments)
+    if isinstance(node, ast.Name):
+        return symbols[node.id] if node.id in symbols else CONSTANTS[node.id]
+    if isinstance(node, ast.Constant) and isinstance(node.value, int):
+        return sympy.Integer(node.value)
+    raise ValueError("not written with integers, names, operators and calls only")
+
+
+def line_element_form(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
+    """The line element as a geometer writes it: each term its coefficient, then its
+    differentials (``psi'(k) dk^2 + (2/theta) dk dtheta + (k/theta^2) dtheta^2``, not SymPy's
+    ``dk^2 psi'(k) + ... + dtheta^2 k/theta^2``), in the order of the coordinates, the signs
+    of the coefficients' factors chosen positive (:func:`literature_form`)."""
+    expr = literature_form(expr, spec)
+    differentials = [sympy.Symbol(f"d{p.name}") for p in spec.coordinates]
+    by_name = {d.name: index for index, d in enumerate(differentials)}
+    terms = []
+    for term in sympy.Add.make_args(sympy.expand(expr)):
+        coefficient, part = term.as_independent(*[s for s in term.free_symbols
+                                                  if s.name in by_name])
+        names = sorted((s.name for s in part.free_symbols), key=by_name.get)
+        if not names:
+            return expr
+        terms.append((names, literature_form(sympy.factor(coefficient), spec), part))
+    terms.sort(key=lambda item: [by_name[name] for name in item[0]])
+    written = sympy.Add(*(part if coefficient == 1 else
+                          sympy.Mul(coefficient, part, evaluate=False)
+                          for _, coefficient, part in terms), evaluate=False)
+    return written if sympy.simplify(written.doit() - expr) == 0 else expr

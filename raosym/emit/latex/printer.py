@@ -215,6 +215,9 @@ class ProofPrinter(LatexPrinter):
         #: The point of the manifold (``\theta``, unless a parameter is called theta): the
         #: subscript of expectations.
         self.point = point_latex(spec)
+        #: Whether an unevaluated product is printed as written (see doprint_written).
+        self.written = False
+        self._differential_names = {f"d{p.name}" for p in spec.coordinates}
         super().__init__({"symbol_names": names})
 
     def _print_Derivative(self, expr: sympy.Derivative) -> str:
@@ -237,6 +240,28 @@ class ProofPrinter(LatexPrinter):
         if not _unevaluated(expr):
             return super()._print_Mul(expr)
         factors = list(expr.args)
+        denominator = [factor for factor in factors if isinstance(factor, sympy.Pow)
+                       and factor.exp.is_Number and factor.exp.is_negative]
+        if denominator and not any(self._differentials(factor) for factor in factors):
+            # a quotient written as one (a density as its file writes it): \frac{a}{b},
+            # with a sign of the numerator set before the fraction
+            numerator, sign = [], ""
+            for factor in factors:
+                if factor in denominator:
+                    continue
+                if factor == -1:
+                    sign = "- "
+                elif isinstance(factor, sympy.Mul) and factor.args[0] == -1:
+                    sign = "- "
+                    numerator.append(sympy.Mul(*factor.args[1:], evaluate=False))
+                else:
+                    numerator.append(factor)
+            below = [factor.base if factor.exp == -1 else
+                     sympy.Pow(factor.base, -factor.exp, evaluate=False)
+                     for factor in denominator]
+            above = (self._print(sympy.Mul(*numerator, evaluate=False)) if numerator else "1")
+            return (sign + rf"\frac{{{above}}}"
+                    rf"{{{self._print(sympy.Mul(*below, evaluate=False))}}}")
         sign = ""
         if factors and factors[0] == -1:
             sign, factors = "- ", factors[1:]
@@ -248,13 +273,33 @@ class ProofPrinter(LatexPrinter):
             if isinstance(factors[0], sympy.Add):
                 text = rf"\left({text}\right)"
             return sign + text
-        texts = []
-        for factor in factors:
-            text = self._print(factor)
-            if isinstance(factor, sympy.Add) or (texts and factor.could_extract_minus_sign()):
-                text = rf"\left({text}\right)"
-            texts.append(text)
-        return sign + r" \cdot ".join(texts)
+        text = ""
+        for index, factor in enumerate(factors):
+            printed = self._print(factor)
+            if isinstance(factor, sympy.Add) or (index and factor.could_extract_minus_sign()):
+                printed = rf"\left({printed}\right)"
+            # a written form juxtaposes its factors, as one writes 2 pi sigma^2, and so
+            # does a coefficient with the differentials of a line element
+            juxtaposed = self.written or self._differentials(factor)
+            text += (("" if not index else " " if juxtaposed else r" \cdot ") + printed)
+        return sign + text
+
+    def _differentials(self, expr: sympy.Expr) -> bool:
+        """Whether an expression is a product of powers of coordinate differentials."""
+        symbols = expr.free_symbols
+        return bool(symbols) and all(symbol.name in self._differential_names
+                                     for symbol in symbols) and not isinstance(expr, sympy.Add)
+
+    def doprint_written(self, expr: sympy.Expr) -> str:
+        r"""An expression built unevaluated from what a file writes (see
+        :func:`raosym.emit.latex.forms.written_form`), printed in that order: terms as
+        written (``x - \mu``, not ``-\mu + x``) and factors side by side."""
+        order = self._settings["order"]
+        self.written, self._settings["order"] = True, "none"
+        try:
+            return self.doprint(expr)
+        finally:
+            self.written, self._settings["order"] = False, order
 
     def _print_Symbol(self, expr: sympy.Symbol, style: str = "plain") -> str:
         if expr.name in self._names_by_name:
@@ -278,6 +323,13 @@ class ProofPrinter(LatexPrinter):
             pieces.append(symbol_latex(name))
             text = text[len(name):]
         return " ".join(pieces)
+
+    def _print_UnitCircleIntegral(self, expr) -> str:
+        # the contour named under the integral sign: \oint_{|z| = 1} f \, dz
+        (variable,) = expr.variables
+        z = self._print(variable)
+        return (rf"\oint_{{\left|{z}\right| = 1}} {self._print(expr.function)}"
+                rf" \, \mathrm{{d}}{z}")
 
     def _print_polygamma(self, expr: sympy.polygamma, exp: str | None = None) -> str:
         order, argument = expr.args
