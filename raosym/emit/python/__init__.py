@@ -119,7 +119,7 @@ def with_accuracy(source: str, accuracy: dict) -> str:
 
 
 #: Helpers of helpers.py.j2 that do not call ``math``.
-MATH_FREE_HELPERS = frozenset({"ive", "recompute", "log1p_quotient", "asinh_quotient"})
+MATH_FREE_HELPERS = frozenset({"ive", "log1p_quotient", "asinh_quotient"})
 
 
 def module_context(verified: Verified) -> dict:
