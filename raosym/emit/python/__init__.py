@@ -119,7 +119,7 @@ def with_accuracy(source: str, accuracy: dict) -> str:
 
 
 #: Helpers of helpers.py.j2 that do not call ``math``.
-MATH_FREE_HELPERS = frozenset({"ive", "recompute", "log1p_quotient", "asinh_quotient"})
+MATH_FREE_HELPERS = frozenset({"ive", "log1p_quotient", "asinh_quotient", "hypot"})
 
 
 def module_context(verified: Verified) -> dict:
@@ -170,10 +170,10 @@ def module_context(verified: Verified) -> dict:
         "helpers": sorted(helpers),
         "accounting": (accounting := accounting_context(verified)),  # mechanisms only
         # math is imported only when used: by a helper (factorials), a scalar gamma or the
-        # numeric geodesic solver.
+        # distance (math.prod of its shape, the numeric geodesic solver).
         "uses_math": bool(helpers - MATH_FREE_HELPERS) or bool(numeric_entries)
         or any("math." in code for code in printed)
-        or bool(distance and not distance["closed"])
+        or bool(distance)
         or bool(accounting and accounting["uses_math"]),
     }
 
