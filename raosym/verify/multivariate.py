@@ -1,0 +1,392 @@
+"""Nested sums and iterated quadrature for families of several sample variables (verify stage).
+
+Used by :func:`raosym.verify.checks.fisher_checks` (the Fisher entries ``E[s_i s_j]``) and by
+:func:`raosym.verify.density.check_density` (normalization and sign) when a
+:class:`FamilySpec` has ``variables``. Input: the spec, SymPy integrands (already multiplied by
+the density) and a parameter point. Output: the expectations, all integrands at once, so the
+density and the scores are evaluated once per node.
+
+- **Discrete supports** with finite bounds (``x2 in range(0, n - x1 + 1)``) are enumerated
+  outcome by outcome and added exactly at the working precision.
+- **Continuous supports** are integrated variable by variable, the first outermost, by a
+  product double-exponential rule whose nodes are placed symbolically: a bounded interval
+  ``(L, U)`` is split at its midpoint and each half written ``x = L + w e^{-y}`` or
+  ``x = U - w e^{-y}`` (``w = (U - L)/2``, ``y > 0``), so that ``U - x`` is the exact small
+  number ``w e^{-y}`` near the end and a power singularity ``(1 - x1 - x2)^{a - 1}`` becomes
+  an exponential decay in ``y`` (the rule ``y = exp(t - e^{-t})``); a half-line is ``x = L ± e^{z}``
+  and the real line ``x = c + s sinh(π/2 sinh t)`` (sinh-sinh), centred and scaled at the
+  density's mode and curvature when the whole piece lives on lines. The error is estimated
+  from the rules at steps h, 2h and 4h (the digits of a double-exponential rule double with
+  each halving); a result short of the requested digits raises
+  :class:`~raosym.verify.quadrature.PrecisionUnreachable`, reported as a check not reached.
+- Cost: the rule evaluates (nodes per variable)^(variables) points per piece (about 60² for
+  two variables, 2² pieces for a simplex); :func:`last_cost` reports the nodes of the last
+  call, which the checks print beside their figures.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import mpmath
+import sympy
+
+from raosym.spec.model import FamilySpec
+from raosym.verify.evaluate import evaluate, mpmath_function
+from raosym.verify.quadrature import PrecisionUnreachable
+
+#: The step of the finest rule (the coarser ones are 2h and 4h, on the same nodes).
+STEP = mpmath.mpf(1) / 8
+#: The ranges of t: (0, ∞) from y = e^{-81} to 2200 (e^{-y/8}, a power x^{-7/8} at an end,
+#: is 1e-120 there); sinh-sinh out to ±3e6 scales.
+_HALF_RANGE = (-4.4, 7.7)
+_LINE_RANGE = (-3.0, 3.0)
+#: Enumerate at most this many outcomes of a discrete support.
+_ENUMERATION_LIMIT = 100_000
+
+_cost = {"nodes": 0}
+
+
+def last_cost() -> int:
+    """How many nodes (outcomes, for a sum) the last call evaluated."""
+    return _cost["nodes"]
+
+
+def expectations(spec: FamilySpec, integrands, point, *, digits: float,
+                 nonnegative_first: bool = False) -> list:
+    """``E`` of each integrand (already times the density) over every variable at ``point``.
+
+    ``digits`` is the relative accuracy the quadrature must reach (else PrecisionUnreachable);
+    ``nonnegative_first`` raises ValueError (with the node) when the first integrand, the
+    density, is negative at a node: the sign check of the density check."""
+    integrands, point = _hoisted([sympy.sympify(e) for e in integrands], spec.variables, point)
+    if all(support.discrete for support in spec.supports):
+        return _sums(spec, integrands, point, nonnegative_first)
+    return _quadrature(spec, integrands, point, digits, nonnegative_first)
+
+
+def _hoisted(integrands, variables, point):
+    """The special functions of the parameters alone (``gamma(a1 + a2 + a3)``,
+    ``polygamma(0, a1)``) as symbols evaluated once at the point, not at every node: they
+    were most of the time of a Dirichlet check."""
+    constant = sorted({node for e in integrands
+                       for node in e.atoms(sympy.Function, sympy.Derivative)
+                       if not node.has(*variables) and node.free_symbols},
+                      key=sympy.default_sort_key)
+    if not constant:
+        return integrands, point
+    names = {node: sympy.Symbol(f"_constant{index}", real=True)
+             for index, node in enumerate(constant)}
+    values = dict(point)
+    values.update({symbol: evaluate(node, point) for node, symbol in names.items()})
+    return [e.xreplace(names) for e in integrands], values
+
+
+# ----------------------------------------------------------------------------- sums
+
+
+def _sums(spec, integrands, point, nonnegative_first):
+    parameters = sorted(point, key=lambda s: s.name)
+    function = mpmath_function(integrands, [*spec.variables, *parameters], cse=True)
+    arguments = [point[s] for s in parameters]
+    totals = [mpmath.mpf(0)] * len(integrands)
+    count = 0
+    for outcome in _outcomes(spec, point):
+        values = function(*outcome, *arguments)
+        if nonnegative_first and not values[0] >= 0:
+            raise ValueError(f"{mpmath.nstr(values[0], 8)} at "
+                             f"{_describe(spec.variables, outcome)}")
+        totals = [t + v for t, v in zip(totals, values)]
+        count += 1
+    _cost["nodes"] = count
+    return totals
+
+
+def _outcomes(spec, point):
+    numbers = {s: sympy.Float(v, mpmath.mp.dps + 5) for s, v in point.items()}
+    found = [()]
+    for position, support in enumerate(spec.supports):
+        extended = []
+        for outcome in found:
+            earlier = dict(zip(spec.variables, outcome))
+            if support.kind == "finite":
+                values = [int(sympy.Integer(p.subs(earlier).subs(numbers))) for p in support.points]
+            else:
+                lower = support.lower.subs(earlier).subs(numbers)
+                upper = support.upper.subs(earlier).subs(numbers)
+                if not (lower.is_finite and upper.is_finite):
+                    raise PrecisionUnreachable(
+                        f"the support of {spec.variables[position]} is infinite; raosym sums "
+                        "only finite supports of several variables")
+                values = range(int(sympy.ceiling(lower)), int(sympy.floor(upper)) + 1)
+            extended += [(*outcome, mpmath.mpf(v)) for v in values]
+            if len(extended) > _ENUMERATION_LIMIT:
+                raise PrecisionUnreachable(f"the support has more than {_ENUMERATION_LIMIT} "
+                                           "outcomes at this point")
+        found = extended
+    return found
+
+
+def _describe(variables, values) -> str:
+    return ", ".join(f"{v} = {mpmath.nstr(x, 8)}" for v, x in zip(variables, values))
+
+
+# ----------------------------------------------------------------------------- quadrature
+
+
+class _Piece:
+    """One product region: the integrands in the new variables (times the Jacobian), the kind
+    of each new variable (``half`` for y > 0 with x at e^{-y} from an end, ``line`` for the
+    real line), and how to map the new variables back to the sample variables."""
+
+    def __init__(self, expressions, kinds, new, back):
+        self.expressions, self.kinds, self.new, self.back = expressions, kinds, new, back
+
+
+def _pieces(spec, integrands) -> list[_Piece]:
+    """The symbolic substitutions of every variable, level by level (see the module doc)."""
+    states = [(sympy.S.One, [], [], {})]  # (Jacobian, kinds, new symbols, x -> x(new))
+    for index, (variable, support) in enumerate(zip(spec.variables, spec.supports)):
+        fresh = sympy.Symbol(f"_y{index}", real=True)
+        grown = []
+        for jacobian, kinds, new, back in states:
+            lower, upper = support.lower.subs(back), support.upper.subs(back)
+            for kind, image, derivative in _maps(fresh, lower, upper):
+                grown.append((jacobian * derivative, [*kinds, kind], [*new, fresh],
+                              {**back, variable: image}))
+        states = grown
+    result = []
+    for jacobian, kinds, new, back in states:
+        expressions = [_fewer_transcendentals(e.subs(back) * jacobian) for e in integrands]
+        result.append(_Piece(expressions, kinds, new, back))
+    return result
+
+
+def _fewer_transcendentals(expr: sympy.Expr) -> sympy.Expr:
+    """Logarithms of products split (``log(e^{-y0} e^{-y1}/4) = -y0 - y1 - log 4``) and
+    powers with a symbolic exponent written ``exp(e log b)`` so split too: the substituted
+    integrands are then a few exponentials and logarithms of ``1 - w e^{-y}`` per node, half
+    of the mpmath work. Valid because every base is positive on the support."""
+    def split_log(argument):
+        return sympy.expand_log(sympy.log(sympy.factor(argument)), force=True)
+
+    expr = expr.replace(lambda e: isinstance(e, sympy.log), lambda e: split_log(e.args[0]))
+    expr = expr.replace(
+        lambda e: isinstance(e, sympy.Pow) and not e.exp.is_Integer and e.base.has(sympy.exp),
+        lambda e: sympy.exp(e.exp * split_log(e.base)))
+    return sympy.powsimp(expr, combine="exp")
+
+
+def _maps(y, lower, upper):
+    """``(kind, x(y), dx/dy)`` for each piece of one variable's range."""
+    finite_lower, finite_upper = lower.is_finite is not False, upper.is_finite is not False
+    if finite_lower and finite_upper:
+        half = (upper - lower) / 2
+        return [("half", lower + half * sympy.exp(-y), half * sympy.exp(-y)),
+                ("half", upper - half * sympy.exp(-y), half * sympy.exp(-y))]
+    if finite_lower:
+        return [("line", lower + sympy.exp(y), sympy.exp(y))]
+    if finite_upper:
+        return [("line", upper - sympy.exp(y), sympy.exp(y))]
+    return [("line", y, sympy.S.One)]
+
+
+def _rule(kind, centre=0, scale=1):
+    """Nodes ``(index, y, weight)`` of the finest rule (step :data:`STEP`); an even index is
+    also a node of the rule at 2h, a multiple of 4 of the rule at 4h."""
+    low, high = _HALF_RANGE if kind == "half" else _LINE_RANGE
+    nodes = []
+    half_pi = mpmath.pi / 2
+    for index in range(int(mpmath.ceil(low / STEP)), int(mpmath.floor(high / STEP)) + 1):
+        t = index * STEP
+        u = half_pi * mpmath.sinh(t)
+        if kind == "half":
+            # y = exp(t - e^{-t}): double-exponential at y -> 0, single where the integrand
+            # already decays exponentially (exp-sinh, exp(π/2 sinh t), gave 6 digits at h = 1/8).
+            y = mpmath.exp(t - mpmath.exp(-t))
+            weight = STEP * y * (1 + mpmath.exp(-t))
+        else:
+            y = centre + scale * mpmath.sinh(u)
+            weight = STEP * scale * half_pi * mpmath.cosh(t) * mpmath.cosh(u)
+        nodes.append((index, y, weight))
+    return nodes
+
+
+def _quadrature(spec, integrands, point, digits, nonnegative_first):
+    parameters = sorted(point, key=lambda s: s.name)
+    arguments = [point[s] for s in parameters]
+    levels = [[mpmath.mpf(0)] * len(integrands) for _ in range(3)]  # steps h, 2h, 4h
+    counter = {"nodes": 0}
+    for piece in _pieces(spec, integrands):
+        function = mpmath_function(piece.expressions, [*piece.new, *parameters], cse=True)
+        builders = None
+        if all(kind == "line" for kind in piece.kinds):
+            builders = _centred_builders(piece, parameters, arguments)
+        if builders is None:
+            fixed = [_rule(kind) for kind in piece.kinds]
+            builders = [lambda prefix, rule=rule: rule for rule in fixed]
+
+        def innermost(nodes, piece=piece, function=function):
+            counter["nodes"] += 1
+            values = function(*(node[1] for node in nodes), *arguments)
+            if nonnegative_first and not values[0] >= 0:
+                at = {y: sympy.Float(node[1], 15) for y, node in zip(piece.new, nodes)}
+                shown = [sympy.N(piece.back[v].subs(at), 8) for v in spec.variables]
+                raise ValueError(f"{mpmath.nstr(values[0], 8)} at "
+                                 f"{_describe(spec.variables, shown)}")
+            return [values] * 3
+
+        found = _nested(builders, (), innermost)
+        levels = [[t + v for t, v in zip(total, part)] for total, part in zip(levels, found)]
+    _cost["nodes"] = counter["nodes"]
+    fine = levels[0]
+    scale = max(abs(v) for v in fine) or mpmath.mpf(1)
+    for position, value in enumerate(fine):
+        estimate = _error_estimate(value, levels[1][position], levels[2][position])
+        if estimate > scale * mpmath.mpf(10) ** (-digits):
+            reached = float(-mpmath.log10(estimate / scale)) if estimate else digits
+            raise PrecisionUnreachable(
+                f"the iterated double-exponential rule reached only about {reached:.0f} of "
+                f"{digits:g} digits ({counter['nodes']} nodes)")
+    return fine
+
+
+#: A direction of a rule stops after this many nodes in a row whose contribution is below
+#: the working precision relative to the running sum (the integrand has decayed there).
+_NEGLIGIBLE_IN_A_ROW = 3
+
+
+def _nested(builders, prefix, innermost):
+    """The three rules (steps h, 2h, 4h) of the integral over the variables after
+    ``prefix``, each a list over the integrands. Each direction of a node list is followed
+    outwards from t = 0 and cut where the density's contributions (the first integrand) have
+    fallen below the precision: the tails of the t-ranges, fixed for the worst case, are
+    mostly negligible."""
+    if len(prefix) == len(builders):
+        return innermost(prefix)
+    nodes = list(builders[len(prefix)](prefix))
+    middle = min(range(len(nodes)), key=lambda position: abs(nodes[position][0]))
+    negligible = mpmath.mpf(10) ** (-mpmath.mp.dps)
+    kept = []  # (node, inner rules)
+    mass = mpmath.mpf(0)
+    for direction in (range(middle, len(nodes)), range(middle - 1, -1, -1)):
+        quiet = 0
+        for position in direction:
+            node = nodes[position]
+            inner = _nested(builders, (*prefix, node), innermost)
+            kept.append((node, inner))
+            contribution = abs(node[2] * inner[0][0])
+            mass += contribution
+            quiet = quiet + 1 if contribution <= negligible * mass else 0
+            if quiet >= _NEGLIGIBLE_IN_A_ROW:
+                break
+    width = len(kept[0][1][0])
+    totals = []
+    for level in range(3):
+        stride = 2 ** level
+        chosen = [(node[2] * stride, inner[level]) for node, inner in kept
+                  if node[0] % stride == 0]
+        weights = [weight for weight, _ in chosen]
+        totals.append([mpmath.fdot(weights, [values[c] for _, values in chosen])
+                       for c in range(width)])
+    return totals
+
+
+def _error_estimate(fine, coarse, coarser):
+    """mpmath's estimate for double-exponential rules: with D1 = |I_h - I_2h| and
+    D2 = |I_2h - I_4h|, the error of I_h is about D1^(log D1 / log D2)."""
+    d1, d2 = abs(fine - coarse), abs(coarse - coarser)
+    if d1 == 0:
+        return mpmath.mpf(0)
+    if d2 == 0 or d1 >= d2 or d2 >= 1:
+        return d1
+    return d1 ** (mpmath.log(d1) / mpmath.log(d2))
+
+
+def _centred_builders(piece, parameters, arguments):
+    """Sinh-sinh rules centred at the mode ``m`` of the piece's density (its first integrand)
+    and scaled by its curvature there, or None when Newton's method finds no mode. With
+    ``C`` the inverse of minus the Hessian of ``log f`` at ``m``, the k-th variable is centred
+    at its conditional mean given the earlier nodes, ``m_k + C_{k,<k} C_{<k,<k}^{-1}
+    (y_<k - m_<k)``, with the conditional spread: exact for a normal density, and a
+    sensible placement for any unimodal one."""
+    log_density = sympy.log(piece.expressions[0])
+    new = piece.new
+    gradient = [sympy.diff(log_density, y) for y in new]
+    hessian = [[sympy.diff(g, y) for y in new] for g in gradient]
+    evaluate_gradient = mpmath_function(gradient, [*new, *parameters], cse=True)
+    evaluate_hessian = mpmath_function(hessian, [*new, *parameters], cse=True)
+    try:
+        mode = mpmath.findroot(lambda *ys: evaluate_gradient(*ys, *arguments),
+                               [mpmath.mpf(0)] * len(new),
+                               J=lambda *ys: evaluate_hessian(*ys, *arguments))
+        mode = [mode] if len(new) == 1 else list(mode)
+        covariance = (-mpmath.matrix(evaluate_hessian(*mode, *arguments))) ** -1
+    except (ZeroDivisionError, ValueError, ArithmeticError, TypeError, ZeroDivisionError):
+        return None
+    builders = []
+    for k in range(len(new)):
+        if k == 0:
+            slope, spread = [], covariance[0, 0]
+        else:
+            earlier = covariance[:k, :k] if k > 1 else mpmath.matrix([[covariance[0, 0]]])
+            cross = mpmath.matrix([[covariance[k, j] for j in range(k)]])
+            slope_matrix = cross * earlier ** -1
+            slope = [slope_matrix[0, j] for j in range(k)]
+            spread = covariance[k, k] - (slope_matrix * cross.T)[0, 0]
+        if not spread > 0:
+            return None
+
+        def build(prefix, k=k, slope=slope, spread=spread):
+            centre = mode[k] + mpmath.fsum(a * (node[1] - mode[j])
+                                           for j, (a, node) in enumerate(zip(slope, prefix)))
+            return _rule("line", centre, mpmath.sqrt(spread))
+
+        builders.append(build)
+    return builders
+
+
+# ----------------------------------------------------------------------------- the checks
+
+#: Working precision and required digits of the iterated quadrature (continuous supports);
+#: sums over finite supports are exact and keep the usual 40 and 30.
+QUADRATURE_WORKING_DIGITS = 34
+QUADRATURE_REQUIRED_DIGITS = 25
+
+
+def fisher_checks(derivation, points, check, not_reached) -> list:
+    """Every Fisher entry against its nested sum or iterated quadrature, all entries at once
+    per point. ``check`` and ``not_reached`` are the verify stage's record makers (see
+    :func:`raosym.verify.checks.fisher_checks`); the nodes evaluated are added up in
+    ``derivation.timings["quadrature_nodes"]``, the cost the report prints."""
+    from raosym.derive.fisher import scores  # the derive stage's scores, the ones checked
+    from raosym.verify.checks import REQUIRED_DIGITS, WORKING_DIGITS
+
+    spec, entries = derivation.spec, derivation.entries
+    score = scores(spec)
+    integrands = [spec.density] + [score[e.row] * score[e.column] * spec.density
+                                   for e in entries]
+    discrete = all(support.discrete for support in spec.supports)
+    working = WORKING_DIGITS if discrete else QUADRATURE_WORKING_DIGITS
+    required = REQUIRED_DIGITS if discrete else QUADRATURE_REQUIRED_DIGITS
+    names = [f"g_{spec.coordinates[e.row].name}_{spec.coordinates[e.column].name}"
+             for e in entries]
+    checks, nodes = [], 0
+    for point in points:
+        with mpmath.workdps(working):
+            try:
+                values = expectations(spec, integrands, point, digits=required)
+            except PrecisionUnreachable as error:
+                checks += [not_reached(name, point, str(error), required) for name in names]
+                continue
+            finally:
+                nodes += last_cost()
+            numeric = dict(zip(entries, values[1:]))
+            diagonal = {e.row: numeric[e] for e in entries if e.row == e.column}
+            for entry, name in zip(entries, names):
+                scale = mpmath.sqrt(abs(diagonal[entry.row] * diagonal[entry.column]))
+                symbolic = evaluate(entry.value, point)
+                checks.append(check(name, point, symbolic, numeric[entry], scale,
+                                    required=required))
+    derivation.timings["quadrature_nodes"] = derivation.timings.get("quadrature_nodes", 0) + nodes
+    return checks
