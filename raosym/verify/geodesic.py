@@ -519,9 +519,12 @@ def _bounds(domain: Domain, coordinates=()) -> tuple:
 
 
 def _exact(value) -> sympy.Rational:
-    """An mpmath number as the exact binary fraction it is."""
-    mantissa, exponent = mpmath.mpf(value).man_exp
-    return sympy.Integer(mantissa) * sympy.Integer(2) ** exponent
+    """An mpmath number as the exact binary fraction it is (``man_exp`` drops the sign: a
+    negative constant, a correlation rho = -0.3, became +0.3)."""
+    number = mpmath.mpf(value)
+    mantissa, exponent = number.man_exp
+    sign = -1 if number < 0 else 1
+    return sign * sympy.Integer(mantissa) * sympy.Integer(2) ** exponent
 
 
 def _number(expr: sympy.Expr) -> mpmath.mpf:
