@@ -97,23 +97,28 @@ def _check_sign(spec: FamilySpec, point) -> None:
 def _check_several_variables(spec: FamilySpec, count: int) -> None:
     """The same checks over several variables: the sign at every node (outcome) of the
     nested rule, the normalization by that rule (:mod:`raosym.verify.multivariate`)."""
-    from raosym.verify.multivariate import expectations
+    from raosym.verify.multivariate import negative_value, score_moments
 
     kind = "sum" if all(s.discrete for s in spec.supports) else "integral"
     supports = ", ".join(f"{v} in {s.text}" for v, s in zip(spec.variables, spec.supports))
     with mpmath.workdps(_WORKING_DIGITS):
         for point in sample_points(spec, count)[:count]:
             try:
-                (mass,) = expectations(spec, [spec.density], point,
-                                       digits=NORMALIZATION_DIGITS, nonnegative_first=True)
+                negative = negative_value(spec, point)
+                if negative is not None:
+                    value, at = negative
+                    where = ", ".join(f"{v} = {mpmath.nstr(x, 8)}"
+                                      for v, x in zip(spec.variables, at))
+                    raise SpecError(
+                        f"the density is {'negative' if isinstance(value, mpmath.mpf) else 'not real'}"
+                        f" ({mpmath.nstr(value, 8)}) at {where}, {describe_point(point)}; a "
+                        "density must be real and non-negative on its support",
+                        path=spec.path, key="density")
+                mass, _ = score_moments(spec, point, digits=NORMALIZATION_DIGITS,
+                                        mass_only=True)
             except PrecisionUnreachable:
                 continue  # no verdict here, never a false one
-            except ValueError as error:
-                raise SpecError(f"the density is negative or not real ({error}) at "
-                                f"{describe_point(point)}; a density must be real and "
-                                "non-negative on its support", path=spec.path,
-                                key="density") from None
-            except (ZeroDivisionError, OverflowError, TypeError) as error:
+            except (ValueError, ZeroDivisionError, OverflowError, TypeError) as error:
                 raise SpecError(
                     f"the density could not be integrated at {describe_point(point)}: {error}",
                     path=spec.path, key="density") from None

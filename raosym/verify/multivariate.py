@@ -60,6 +60,7 @@ def expectations(spec: FamilySpec, integrands, point, *, digits: float,
     """``E`` of each integrand (already times the density) over every variable at ``point``.
 
     ``digits`` is the relative accuracy the quadrature must reach (else PrecisionUnreachable);
+    The first integrand should be the density: its mode and size place and cut the nodes.
     ``nonnegative_first`` raises ValueError (with the node) when the first integrand, the
     density, is negative at a node: the sign check of the density check."""
     integrands, point = _hoisted([sympy.sympify(e) for e in integrands], spec.variables, point)
@@ -368,6 +369,164 @@ def _centred_builders(piece, parameters, arguments):
     return builders
 
 
+# ----------------------------------------------------------------------------- density and moments
+
+
+def _number(bound: sympy.Expr) -> mpmath.mpf:
+    if bound.is_infinite:
+        return mpmath.inf if bound.is_extended_positive else -mpmath.inf
+    return mpmath.mpf(sympy.N(bound, mpmath.mp.dps + 5))
+
+
+def negative_value(spec: FamilySpec, point):
+    """The first ``(value, outcome)`` where the density is negative or not real, on a grid
+    of each variable's support (nine values, bounds evaluated at the earlier variables'
+    values; every outcome of a finite discrete support), else None."""
+    parameters = sorted(point, key=lambda s: s.name)
+    density = mpmath_function(spec.density, [*spec.variables, *parameters])
+    arguments = [point[s] for s in parameters]
+    numbers = {s: sympy.Float(v, mpmath.mp.dps + 5) for s, v in point.items()}
+    grid = [()]
+    for variable, support in zip(spec.variables, spec.supports):
+        extended = []
+        for values in grid:
+            earlier = {**numbers, **{v: sympy.Float(x, mpmath.mp.dps + 5)
+                                     for v, x in zip(spec.variables, values)}}
+            lower, upper = (_number(bound.subs(earlier)) for bound in (support.lower,
+                                                                         support.upper))
+            if support.kind == "finite":
+                probes = [_number(p.subs(earlier)) for p in support.points]
+            elif support.discrete:
+                top = min(upper, lower + 8) if lower > -mpmath.inf else upper
+                start = lower if lower > -mpmath.inf else top - 8
+                probes = [mpmath.mpf(k) for k in range(int(start), int(top) + 1)]
+            elif lower > -mpmath.inf and upper < mpmath.inf:
+                probes = [lower + (upper - lower) * k / 10 for k in range(1, 10)]
+            else:
+                origin = lower if lower > -mpmath.inf else (upper if upper < mpmath.inf else 0)
+                side = -1 if lower == -mpmath.inf and upper < mpmath.inf else 1
+                offsets = [mpmath.mpf(x) for x in ("0.1", "0.5", "1", "3", "10")]
+                probes = [origin + side * o for o in offsets]
+                if lower == -mpmath.inf and upper == mpmath.inf:
+                    probes += [-o for o in offsets] + [mpmath.mpf(0)]
+            extended += [(*values, x) for x in probes]
+        grid = extended
+    for values in grid:
+        value = density(*values, *arguments)
+        if not (isinstance(value, mpmath.mpf) and value >= 0):
+            return value, values
+    return None
+
+
+class _Space:
+    """The variables and supports an expectation runs over: a whole family's, or one group
+    of variables that the density does not couple to the others."""
+
+    def __init__(self, variables, supports):
+        self.variables, self.supports = tuple(variables), tuple(supports)
+
+
+def independent_groups(spec: FamilySpec):
+    """``(constant, [(space, log factor), ...])``: ``log f`` split into a part free of the
+    variables and sums of terms over groups of variables no term couples (connected
+    components of "appear in one term together"); a group's supports may use only its own
+    variables. One group when nothing splits (the Dirichlet's ``log(1 - x1 - x2)``)."""
+    from raosym.derive.fisher import log_density
+
+    variables = spec.variables
+    terms = sympy.Add.make_args(sympy.expand(log_density(spec)))
+    links = {v: {v} for v in variables}
+    for term in terms:
+        used = [v for v in variables if term.has(v)]
+        for support, v in zip(spec.supports, variables):
+            if v in used:
+                used += [w for w in variables if w in support.free_symbols()]
+        for a in used:
+            for b in used:
+                links[a] |= links[b]
+                for w in links[a]:
+                    links[w] = links[a]
+    groups = []
+    for v in variables:
+        if not any(v in group for group in groups):
+            groups.append([w for w in variables if w in links[v]])
+    constant = sympy.Add(*(t for t in terms if not t.has(*variables)))
+    split = []
+    for group in groups:
+        log_factor = sympy.Add(*(t for t in terms if t.has(*group)))
+        supports = [spec.supports[variables.index(v)] for v in group]
+        split.append((_Space(group, supports), log_factor))
+    return constant, split
+
+
+def score_moments(spec: FamilySpec, point, *, digits: float, mass_only: bool = False):
+    """``(mass, E[s s^T])`` at ``point``: the total mass of the density and the matrix of
+    expected score products (None with ``mass_only``).
+
+    One group of variables (:func:`independent_groups`): the integrals of ``f`` and
+    ``s_i s_j f`` over all of them, the scores being the derive stage's. Several: with
+    ``f = e^c ∏_g φ_g`` and ``a_gi = ∂_i log φ_g``, Fubini gives the mass ``e^c ∏ Z_g`` and
+    ``E[s_i s_j] = Σ_g E_g[(a_gi − M_gi)(a_gj − M_gj)] + S_i S_j`` with ``M_gi = E_g[a_gi]``
+    under the normalized factor and ``S_i = Σ_g M_gi + ∂_i c`` (0 for a regular family):
+    integrals over each group's variables only, the centred products in a second pass so
+    that a large mean does not cancel digits. The three-variable normal becomes a sum of
+    one-dimensional quadratures."""
+    from raosym.derive.fisher import scores
+
+    coordinates = spec.coordinate_symbols
+    k = len(coordinates)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1)]
+    constant, groups = independent_groups(spec)
+    if len(groups) == 1:
+        integrands = [spec.density]
+        if not mass_only:
+            score = scores(spec)
+            integrands += [score[i] * score[j] * spec.density for i, j in pairs]
+        values = expectations(spec, integrands, point, digits=digits)
+        if mass_only:
+            return values[0], None
+        return values[0], _symmetric(k, pairs, values[1:])
+    nodes = 0
+    mass = evaluate(sympy.exp(constant), point) if constant.free_symbols else mpmath.mpf(
+        sympy.N(sympy.exp(constant), mpmath.mp.dps + 5))
+    sums = [evaluate(sympy.diff(constant, c), point) if sympy.diff(constant, c) != 0
+            else mpmath.mpf(0) for c in coordinates]
+    covariance = [mpmath.mpf(0)] * len(pairs)
+    for space, log_factor in groups:
+        factor = sympy.exp(log_factor)
+        derivatives = [sympy.diff(log_factor, c) for c in coordinates]
+        first = expectations(space, [factor] + ([] if mass_only else
+                                                [d * factor for d in derivatives]),
+                             point, digits=digits)
+        nodes += last_cost()
+        total = first[0]
+        mass *= total
+        if mass_only:
+            continue
+        means = [v / total for v in first[1:]]
+        shift = {sympy.Symbol(f"_mean{i}"): mean for i, mean in enumerate(means)}
+        centred = [d - sympy.Symbol(f"_mean{i}") for i, d in enumerate(derivatives)]
+        # The factor leads again: it places and cuts the nodes (see _quadrature).
+        second = expectations(space, [factor] + [centred[i] * centred[j] * factor
+                                                 for i, j in pairs],
+                              {**point, **shift}, digits=digits)[1:]
+        nodes += last_cost()
+        covariance = [c + v / total for c, v in zip(covariance, second)]
+        sums = [a + b for a, b in zip(sums, means)]
+    _cost["nodes"] = nodes
+    if mass_only:
+        return mass, None
+    return mass, _symmetric(k, pairs, [c + sums[i] * sums[j]
+                                       for c, (i, j) in zip(covariance, pairs)])
+
+
+def _symmetric(k, pairs, values):
+    matrix = mpmath.matrix(k, k)
+    for (i, j), value in zip(pairs, values):
+        matrix[i, j] = matrix[j, i] = value
+    return matrix
+
+
 # ----------------------------------------------------------------------------- the checks
 
 #: Working precision and required digits of the iterated quadrature (continuous supports);
@@ -381,13 +540,9 @@ def fisher_checks(derivation, points, check, not_reached) -> list:
     per point. ``check`` and ``not_reached`` are the verify stage's record makers (see
     :func:`raosym.verify.checks.fisher_checks`); the nodes evaluated are added up in
     ``derivation.timings["quadrature_nodes"]``, the cost the report prints."""
-    from raosym.derive.fisher import scores  # the derive stage's scores, the ones checked
     from raosym.verify.checks import REQUIRED_DIGITS, WORKING_DIGITS
 
     spec, entries = derivation.spec, derivation.entries
-    score = scores(spec)
-    integrands = [spec.density] + [score[e.row] * score[e.column] * spec.density
-                                   for e in entries]
     discrete = all(support.discrete for support in spec.supports)
     working = WORKING_DIGITS if discrete else QUADRATURE_WORKING_DIGITS
     required = REQUIRED_DIGITS if discrete else QUADRATURE_REQUIRED_DIGITS
@@ -397,13 +552,13 @@ def fisher_checks(derivation, points, check, not_reached) -> list:
     for point in points:
         with mpmath.workdps(working):
             try:
-                values = expectations(spec, integrands, point, digits=required)
+                _, matrix = score_moments(spec, point, digits=required)
             except PrecisionUnreachable as error:
                 checks += [not_reached(name, point, str(error), required) for name in names]
                 continue
             finally:
                 nodes += last_cost()
-            numeric = dict(zip(entries, values[1:]))
+            numeric = {e: matrix[e.row, e.column] for e in entries}
             diagonal = {e.row: numeric[e] for e in entries if e.row == e.column}
             for entry, name in zip(entries, names):
                 scale = mpmath.sqrt(abs(diagonal[entry.row] * diagonal[entry.column]))
