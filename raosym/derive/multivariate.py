@@ -179,9 +179,12 @@ def multivariate_distance(spec: FamilySpec, fisher, geometry, *, budget: float) 
     sphere = sphere_distance(spec)
     if sphere is not None:
         return sphere
-    if not sympy.Matrix(fisher).has(*spec.coordinate_symbols):
+    # The recognizers of one and two coordinates read only the metric (and the density's
+    # periods, a symbolic identity in the coordinates), so they apply over several variables;
+    # beyond two coordinates only the constant metric is recognized, as for one variable.
+    if len(spec.coordinates) <= 2 or not sympy.Matrix(fisher).has(*spec.coordinate_symbols):
         return derive_distance(spec, fisher, geometry, budget=budget)
     raise DerivationError(
-        "no closed form recognized for a family of several variables (neither a finite "
+        f"no closed form recognized for {len(spec.coordinates)} coordinates (neither a finite "
         "support with one coordinate fewer than outcomes, the round sphere, nor a constant "
-        "metric); the numeric geodesic of such families is not implemented yet")
+        "metric); raosym solves numeric geodesics for one and two coordinates only")

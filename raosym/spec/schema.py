@@ -204,7 +204,7 @@ class _SpecBuilder:
             support = self._support(coordinates, constants)
             variable = _variable_symbol(variable_names[0], support)
             variables, supports = (variable,), (support,)
-        density = self._density(variables, coordinates, constants)
+        density = self._density(variables, coordinates, constants, supports)
         self._check_constants_used(constants, supports, density)
         mechanism = self._mechanism(coordinates, constants, variable)
         multivariate = {"variables": variables, "supports": supports} if len(variables) > 1 \
@@ -427,15 +427,20 @@ class _SpecBuilder:
                     "non-regular family (like uniform(0, theta)) and Fisher information does "
                     "not apply", key)
 
-    def _density(self, variables, coordinates, constants) -> sympy.Expr:
+    def _density(self, variables, coordinates, constants, supports=()) -> sympy.Expr:
         text = self._string("density")
         symbols = {parameter.name: parameter.symbol for parameter in (*coordinates, *constants)}
         symbols.update({variable.name: variable for variable in variables})
         density = parse_expression(text, symbols, variable=variables[0].name,
                                    **self._expression_location("density"))
         used = density.free_symbols
+        # With several variables one may enter only through the supports: in a later bound,
+        # or with bounds in the earlier ones (x2 uniform on (0, x1): f = lam**2*exp(-lam*x1)).
+        bounds = set().union(*(support.free_symbols() for support in supports))
+        coupled = {variable for variable, support in zip(variables, supports)
+                   if support.free_symbols() & set(variables)}
         for variable in variables:
-            if variable not in used:
+            if variable not in used | bounds | coupled:
                 raise self._error(f"the density does not depend on the variable "
                                   f"'{variable.name}'", "density")
         for coordinate in coordinates:

@@ -13,8 +13,8 @@ density and the scores are evaluated once per node.
   ``(L, U)`` is split at its midpoint and each half written ``x = L + w e^{-y}`` or
   ``x = U - w e^{-y}`` (``w = (U - L)/2``, ``y > 0``), so that ``U - x`` is the exact small
   number ``w e^{-y}`` near the end and a power singularity ``(1 - x1 - x2)^{a - 1}`` becomes
-  an exponential decay in ``y`` (the rule ``y = exp(t - e^{-t})``); a half-line is ``x = L ± e^{z}``
-  and the real line a trapezoid ``x = c + s t``, centred and scaled at the density's mode
+  an exponential decay in ``y`` (the rule ``y = exp(t - e^{-t})``); a half-line is
+  ``x = L + y`` in the same rule, and the real line a trapezoid ``x = c + s t``, centred and scaled at the density's mode
   and curvature when the whole piece lives on lines (exact to 1e-34 at h = 1/2 for a normal
   density; heavier tails converge slowly and are reported as not reached). The error is estimated
   from the rules at steps h, 2h and 4h (the digits of a double-exponential rule double with
@@ -188,10 +188,11 @@ def _maps(y, lower, upper):
         half = (upper - lower) / 2
         return [("half", lower + half * sympy.exp(-y), half * sympy.exp(-y)),
                 ("half", upper - half * sympy.exp(-y), half * sympy.exp(-y))]
+    # A half-line directly in the (0, ∞) rule: dense at the end, out to 2200 for the tail.
     if finite_lower:
-        return [("line", lower + sympy.exp(y), sympy.exp(y))]
+        return [("half", lower + y, sympy.S.One)]
     if finite_upper:
-        return [("line", upper - sympy.exp(y), sympy.exp(y))]
+        return [("half", upper - y, sympy.S.One)]
     return [("line", y, sympy.S.One)]
 
 
@@ -435,21 +436,20 @@ def independent_groups(spec: FamilySpec):
 
     variables = spec.variables
     terms = sympy.Add.make_args(sympy.expand(log_density(spec)))
-    links = {v: {v} for v in variables}
+    group_of = {v: index for index, v in enumerate(variables)}  # union of linked variables
+
+    def link(linked):
+        labels = {group_of[v] for v in linked}
+        for v in variables:
+            if group_of[v] in labels:
+                group_of[v] = min(labels)
+
     for term in terms:
-        used = [v for v in variables if term.has(v)]
-        for support, v in zip(spec.supports, variables):
-            if v in used:
-                used += [w for w in variables if w in support.free_symbols()]
-        for a in used:
-            for b in used:
-                links[a] |= links[b]
-                for w in links[a]:
-                    links[w] = links[a]
-    groups = []
-    for v in variables:
-        if not any(v in group for group in groups):
-            groups.append([w for w in variables if w in links[v]])
+        link([v for v in variables if term.has(v)])
+    for v, support in zip(variables, spec.supports):
+        link([v, *(w for w in variables if w in support.free_symbols())])
+    groups = [[v for v in variables if group_of[v] == label]
+              for label in sorted(set(group_of.values()))]
     constant = sympy.Add(*(t for t in terms if not t.has(*variables)))
     split = []
     for group in groups:
