@@ -447,3 +447,28 @@ def test_families_of_several_variables_are_not_emitted_yet(categorical):
 def test_point_names_follow_the_coordinates(categorical):
     first, second = point_symbols(categorical.spec)
     assert [s.name for s in (*first, *second)] == ["p1_1", "p2_1", "p1_2", "p2_2"]
+
+
+TILTED = """name = "tilted"
+variables = ["x1", "x2"]
+density = "(1 - t + 2*t*x1) * 2*x2"
+
+[support]
+x1 = "(0, 1)"
+x2 = "(0, 1)"
+
+[coordinates]
+t = "(0, 1)"
+"""
+
+
+def test_a_continuous_family_closes_by_iterated_integrals(tmp_path):
+    """A linear tilt of x1 times an independent x2 with density 2 x2: log f has the term
+    log(1 - t + 2 t x1), no exponential family, so SymPy integrates x2, then x1. The
+    reference is mpmath's quadrature of (2x - 1)²/(1 - t + 2 t x) over (0, 1)."""
+    derivation = derive(load(write(tmp_path, TILTED, "tilted.toml")))
+    assert derivation.entries[0].strategy == "iterated integrals"
+    for t in ("0.2", "0.75"):
+        t = mpmath.mpf(t)
+        reference = mpmath.quad(lambda x: (2 * x - 1) ** 2 / (1 - t + 2 * t * x), [0, 1])
+        assert close(at(derivation.fisher[0, 0], {"t": t}), reference)
