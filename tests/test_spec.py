@@ -503,7 +503,7 @@ def test_unknown_top_level_key(tmp_path):
     error = load_error(tmp_path, 'titel = "oops"\n' + LAPLACE)
     assert error.message == ("unknown top-level key 'titel'; the allowed keys are: name, "
                              "variable, support, density, coordinates, title, reference, "
-                             "constants, mechanism")
+                             "constants, mechanism, variables")
     assert (error.key, error.line) == ("titel", 1)
 
 

@@ -107,8 +107,13 @@ def as_text(verified: Verified) -> str:
     lines = [f"{spec.name}: {spec.title} ({spec.path})"]
     if spec.reference:
         lines.append(f"  reference:   {spec.reference}")
-    lines.append(f"  density:     f({spec.variable}) = {sympy.sstr(spec.density)}, "
-                 f"{spec.variable} in {spec.support.text}")
+    if spec.multivariate:
+        names = ", ".join(v.name for v in spec.variables)
+        supports = ", ".join(f"{v} in {s.text}" for v, s in zip(spec.variables, spec.supports))
+        lines.append(f"  density:     f({names}) = {sympy.sstr(spec.density)}, {supports}")
+    else:
+        lines.append(f"  density:     f({spec.variable}) = {sympy.sstr(spec.density)}, "
+                     f"{spec.variable} in {spec.support.text}")
     lines.append("  coordinates: " + ", ".join(
         f"{p.name} in {p.domain.describe()}" for p in spec.coordinates))
     lines.append("  constants:   " + (", ".join(

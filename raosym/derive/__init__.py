@@ -12,6 +12,7 @@ from raosym.derive.distance import derive_distance
 from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries
 from raosym.derive.geometry import derive_geometry, geometry_unavailable, metric_only_geometry
 from raosym.derive.mechanism import derive_mechanism
+from raosym.derive.multivariate import multivariate_distance
 from raosym.derive.steps import Derivation, Unavailable
 from raosym.errors import DerivationError
 from raosym.spec.model import FamilySpec
@@ -43,7 +44,14 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
         unavailable = list(geometry_unavailable(spec.coordinate_symbols, geometry))
     distance_started = time.perf_counter()
     distance = None
-    if len(spec.coordinates) <= 2 and not numeric:
+    if spec.multivariate and not numeric:
+        try:
+            distance = multivariate_distance(spec, fisher, geometry, budget=budget)
+        except BudgetExceeded:
+            raise
+        except DerivationError as error:
+            unavailable.append(Unavailable("Rao distance", f"not derived: {error}"))
+    elif len(spec.coordinates) <= 2 and not numeric:
         try:
             distance = derive_distance(spec, fisher, geometry, budget=budget)
         except BudgetExceeded:
@@ -56,7 +64,11 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
             f"geodesics) for one and two coordinates; this family has {len(spec.coordinates)}"))
     distance_seconds = time.perf_counter() - distance_started
     mechanism = None
-    if spec.mechanism is not None:
+    if spec.mechanism is not None and spec.multivariate:
+        unavailable.append(Unavailable(
+            "privacy accounting", "not derived: the accounting of a mechanism of several "
+            "variables is not implemented yet"))
+    elif spec.mechanism is not None:
         try:
             mechanism = derive_mechanism(spec, fisher, distance, budget=budget)
         except BudgetExceeded:

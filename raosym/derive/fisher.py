@@ -34,6 +34,11 @@ from raosym.spec.model import FamilySpec
 from raosym.spec.points import sample_points
 
 
+def sample_variables(spec: FamilySpec) -> tuple[sympy.Symbol, ...]:
+    """The family's sample variables: ``(x,)``, or the ``variables`` of a file with several."""
+    return spec.variables or (spec.variable,)
+
+
 def log_density(spec: FamilySpec) -> sympy.Expr:
     """``log f`` with logarithms of products and powers expanded (the density is positive)."""
     return sympy.expand_log(sympy.log(spec.density), force=True)
@@ -55,12 +60,12 @@ def _exponential_family_terms(spec: FamilySpec):
     Each additive term of ``log f`` must be a product of a factor free of the variable and a
     factor free of the coordinates; terms with both kinds of factor join a statistic ``T(x)``.
     """
-    x, coordinates = spec.variable, set(spec.coordinate_symbols)
+    variables, coordinates = sample_variables(spec), set(spec.coordinate_symbols)
     logf = sympy.expand(sympy.expand_func(log_density(spec)))
     natural: dict[sympy.Expr, sympy.Expr] = {}
     minus_log_partition = sympy.S.Zero
     for term in sympy.Add.make_args(logf):
-        coefficient, statistic = term.as_independent(x, as_Add=False)
+        coefficient, statistic = term.as_independent(*variables, as_Add=False)
         if statistic.free_symbols & coordinates:
             return None
         if not coefficient.free_symbols & coordinates:
@@ -131,10 +136,10 @@ def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:
 def _exponential_family_names(spec, count):
     """The symbols of the proof: ``T_a(x)``, ``eta_a(theta)`` and ``A(theta)`` as applied
     functions (indexed only when there are several statistics)."""
-    x, coordinates = spec.variable, spec.coordinate_symbols
+    x, coordinates = sample_variables(spec), spec.coordinate_symbols
     index = (lambda a: f"_{a + 1}") if count > 1 else (lambda a: "")
     return {
-        "T": [sympy.Function(f"T{index(a)}")(x) for a in range(count)],
+        "T": [sympy.Function(f"T{index(a)}")(*x) for a in range(count)],
         "eta": [sympy.Function(f"eta{index(a)}")(*coordinates) for a in range(count)],
         "A": sympy.Function("A")(*coordinates),
     }
@@ -153,7 +158,7 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacob
     )
     recognize = ProofStep(
         "The log-density has exponential-family form.",
-        sympy.log(sympy.Function("f")(x)),
+        sympy.log(sympy.Function("f")(*sample_variables(spec))),
         form,
         "each term of log f is a function of the coordinates times a function of x, or a "
         "function of one of them alone: `log f = Σ_a eta_a T_a(x) - A + log h(x)`",
@@ -332,6 +337,9 @@ def fisher_entries(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> tuple
     closed = exponential_family(spec)
     if closed is not None:
         return closed
+    if spec.multivariate:  # the rungs below integrate over one variable
+        from raosym.derive.multivariate import iterated_entries
+        return iterated_entries(spec, scores(spec), budget=budget)
     score = scores(spec)
     coordinates = spec.coordinate_symbols
     entries = []

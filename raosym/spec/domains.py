@@ -97,19 +97,22 @@ def parse_domain(
     key: str | None = None,
     line: int | None = None,
     column_offset: int = 0,
+    earlier: Mapping[str, sympy.Symbol] | None = None,
 ) -> Domain:
     """Parse the domain of a coordinate or constant.
 
-    Bounds are numbers and ``pi``/``E``/``oo`` only: a domain may not depend on another
-    parameter. ``symbols`` are the other parameters, passed only so that using one is reported
-    as such rather than as an unknown name.
+    Bounds are numbers and ``pi``/``E``/``oo``, and the names in ``earlier`` (the coordinates
+    declared before this one, in a family of several variables: ``p2 = "(0, 1 - p1)"``); any
+    other parameter is an error. ``symbols`` are the other parameters, passed only so that
+    using one is reported as such rather than as an unknown name.
     """
-    context = _Context(symbols, path, key, line, column_offset, "domain")
+    earlier = dict(earlier or {})
+    context = _Context({**symbols, **earlier}, path, key, line, column_offset, "domain")
     with context.sympy_failures_as_spec_errors():
-        return _domain(text, context)
+        return _domain(text, context, set(earlier.values()))
 
 
-def _domain(text: str, context: _Context) -> Domain:
+def _domain(text: str, context: _Context, earlier: set = frozenset()) -> Domain:
     piece = _Text(text)
     integer, piece = _strip_integer_prefix(piece)
     if integer and not piece.text:
@@ -118,7 +121,7 @@ def _domain(text: str, context: _Context) -> Domain:
         bounds = _parse_interval_form(piece, context, _DOMAIN_FORMS, text)
     lower, upper, lower_open, upper_open = bounds
     for bound in (lower, upper):
-        _require_numeric_bound(bound, context, piece)
+        _require_numeric_bound(bound, context, piece, earlier)
     _require_nonempty(lower, upper, context, piece)
     if integer:
         _require_an_integer(lower, upper, lower_open, upper_open, context, piece, text.strip())
@@ -240,12 +243,18 @@ def _split_top_level(piece: _Text) -> list[_Text]:
     return parts
 
 
-def _require_numeric_bound(bound: sympy.Expr, context: _Context, piece: _Text) -> None:
-    if bound.free_symbols:
-        names = ", ".join(sorted(f"'{symbol}'" for symbol in bound.free_symbols))
+def _require_numeric_bound(bound: sympy.Expr, context: _Context, piece: _Text,
+                           earlier: set = frozenset()) -> None:
+    others = bound.free_symbols - earlier
+    if others:
+        names = ", ".join(sorted(f"'{symbol}'" for symbol in others))
+        allowed = (" or earlier coordinates (" + ", ".join(sorted(s.name for s in earlier))
+                   + ")") if earlier else ""
         raise context.error(
             f"a domain may not depend on other parameters (found {names}); its bounds must "
-            "be numbers, pi, E or oo", piece)
+            f"be numbers, pi, E or oo{allowed}", piece)
+    if bound.free_symbols:
+        return  # a bound in earlier coordinates: real wherever they are in their domains
     if bound.is_extended_real is not True:
         raise context.error(f"the bound {bound} is not a real number", piece)
 

@@ -148,6 +148,17 @@ class FamilySpec:
     #: The density as the file writes it (the appendix displays it so, not in SymPy's
     #: normal form); "" for a spec built in code.
     density_text: str = field(default="", compare=False, hash=False)
+    #: A family of several sample variables (``variables = [...]`` with a ``[support]``
+    #: table): the variables in order and one support each, whose bounds may use the earlier
+    #: variables. Empty for a file with one ``variable``; otherwise ``variable`` and
+    #: ``support`` are the first variable's, and the stages that only know one variable
+    #: refuse the family (see :attr:`multivariate`).
+    variables: tuple[sympy.Symbol, ...] = ()
+    supports: tuple[Support, ...] = ()
+
+    @property
+    def multivariate(self) -> bool:
+        return len(self.variables) > 1
 
     @property
     def parameters(self) -> tuple[Parameter, ...]:

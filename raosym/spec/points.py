@@ -9,6 +9,7 @@ its domain (close to a finite bound, and large) with the others at typical value
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import random
 
@@ -62,16 +63,38 @@ def _edges(domain: Domain) -> list[mpmath.mpf]:
     return [mpmath.mpf(-40), mpmath.mpf(40)]
 
 
+def _at(domain: Domain, point: dict) -> Domain:
+    """``domain`` with bounds that use earlier coordinates (``p2 in (0, 1 - p1)``, allowed in
+    families of several variables) evaluated at ``point``'s values of them."""
+    if not (domain.lower.free_symbols or domain.upper.free_symbols):
+        return domain
+    values = {symbol: sympy.Float(value, mpmath.mp.dps + 5) for symbol, value in point.items()}
+    return dataclasses.replace(domain, lower=domain.lower.subs(values),
+                               upper=domain.upper.subs(values))
+
+
+def _draw(parameters, rng: random.Random, edge=None) -> dict[sympy.Symbol, mpmath.mpf]:
+    """A typical value of every parameter, in order (a domain is evaluated at the values
+    drawn before it); ``edge = (parameter, index)`` puts that parameter at its index-th edge.
+    The generator is called once per parameter either way, so every point of a family whose
+    domains are plain intervals is the same as when edges were set after drawing."""
+    point: dict[sympy.Symbol, mpmath.mpf] = {}
+    for p in parameters:
+        domain = _at(p.domain, point)
+        point[p.symbol] = _typical(domain, rng)
+        if edge is not None and p is edge[0]:
+            point[p.symbol] = _edges(domain)[edge[1]]
+    return point
+
+
 def sample_points(spec: FamilySpec, count: int = 5) -> list[dict[sympy.Symbol, mpmath.mpf]]:
     """``count`` random points, then one point per (parameter, edge) pair."""
     rng = random.Random(_seed(spec.name))
     parameters = spec.parameters
-    points = [{p.symbol: _typical(p.domain, rng) for p in parameters} for _ in range(count)]
+    points = [_draw(parameters, rng) for _ in range(count)]
     for parameter in parameters:
-        for edge in _edges(parameter.domain):
-            point = {p.symbol: _typical(p.domain, rng) for p in parameters}
-            point[parameter.symbol] = edge
-            points.append(point)
+        for index in (0, 1):  # _edges gives one value near each end of a domain
+            points.append(_draw(parameters, rng, (parameter, index)))
     return points
 
 
@@ -93,7 +116,7 @@ def distance_pairs(spec: FamilySpec, *, far_ratio: float = 50, far_shift: float 
     rng = random.Random(_seed(spec.name + ":distance"))
 
     def draw():
-        return {p.symbol: _typical(p.domain, rng) for p in spec.parameters}
+        return _draw(spec.parameters, rng)
 
     pairs = []
     for _ in range(ordinary):
@@ -105,13 +128,15 @@ def distance_pairs(spec: FamilySpec, *, far_ratio: float = 50, far_shift: float 
         second = dict(first)
         for position, p in enumerate(spec.coordinates):
             sign = 1 if (position + index) % 2 == 0 else -1
-            second[p.symbol] = _nudged(first[p.symbol], p.domain, sign * relative)
+            second[p.symbol] = _nudged(first[p.symbol], _at(p.domain, first), sign * relative)
         pairs.append(("nearby", first, second))
     first = draw()
     second = dict(first)
     for p in spec.coordinates:
-        first[p.symbol], second[p.symbol] = _far_apart(first[p.symbol], p.domain, far_ratio,
-                                                       far_shift)
+        # A domain that uses earlier coordinates is evaluated at each point's own values.
+        value = first[p.symbol]
+        first[p.symbol], _ = _far_apart(value, _at(p.domain, first), far_ratio, far_shift)
+        _, second[p.symbol] = _far_apart(value, _at(p.domain, second), far_ratio, far_shift)
     pairs.append(("far", first, second))
     return pairs
 

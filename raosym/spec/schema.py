@@ -30,7 +30,7 @@ from raosym.spec.model import Domain, FamilySpec, Mechanism, Parameter, Support
 from raosym.spec.parser import RESERVED_NAMES, parse_expression
 
 REQUIRED_KEYS = ("name", "variable", "support", "density", "coordinates")
-OPTIONAL_KEYS = ("title", "reference", "constants", "mechanism")
+OPTIONAL_KEYS = ("title", "reference", "constants", "mechanism", "variables")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
 MECHANISM_KEYS = ("location", "scale", "neighbour")
 #: The symbol of a mechanism's sensitivity (|h(D) - h(D')| for adjacent datasets).
@@ -177,24 +177,38 @@ class _SpecBuilder:
         name = self._family_name()
         title = self._string("title", default=name)
         reference = self._string("reference", default="")
-        variable_name = self._variable_name()
+        variable_names = self._variable_names()
+        several = "variables" in self.data
         coordinate_texts = self._parameter_table("coordinates", required=True)
         constant_texts = self._parameter_table("constants", required=False)
-        self._check_collisions(variable_name, coordinate_texts, constant_texts)
+        for variable_name in variable_names:
+            self._check_collisions(variable_name, coordinate_texts, constant_texts)
 
         all_names = [*coordinate_texts, *constant_texts]
-        coordinates = tuple(
-            self._parameter("coordinates", parameter_name, text, all_names)
-            for parameter_name, text in coordinate_texts.items())
+        coordinates: list[Parameter] = []
+        for parameter_name, text in coordinate_texts.items():
+            # With several variables, a coordinate's domain may use the coordinates before
+            # it (the free probabilities of a categorical: p2 in (0, 1 - p1)).
+            earlier = {p.name: p.symbol for p in coordinates} if several else None
+            coordinates.append(self._parameter("coordinates", parameter_name, text, all_names,
+                                               earlier))
+        coordinates = tuple(coordinates)
         constants = tuple(
             self._parameter("constants", parameter_name, text, all_names)
             for parameter_name, text in constant_texts.items())
 
-        support = self._support(coordinates, constants)
-        variable = _variable_symbol(variable_name, support)
-        density = self._density(variable, coordinates, constants)
-        self._check_constants_used(constants, support, density)
+        if several:
+            variables, supports = self._supports(variable_names, coordinates, constants)
+            variable, support = variables[0], supports[0]
+        else:
+            support = self._support(coordinates, constants)
+            variable = _variable_symbol(variable_names[0], support)
+            variables, supports = (variable,), (support,)
+        density = self._density(variables, coordinates, constants, supports)
+        self._check_constants_used(constants, supports, density)
         mechanism = self._mechanism(coordinates, constants, variable)
+        multivariate = {"variables": variables, "supports": supports} if len(variables) > 1 \
+            else {}
         return FamilySpec(
             name=name,
             title=title,
@@ -208,6 +222,7 @@ class _SpecBuilder:
             coordinates=coordinates,
             constants=constants,
             mechanism=mechanism,
+            **multivariate,
         )
 
     # -- errors and locations -------------------------------------------------------------
@@ -237,10 +252,16 @@ class _SpecBuilder:
             if key not in ALLOWED_KEYS:
                 raise self._error(f"unknown top-level key '{key}'; the allowed keys are: "
                                   f"{allowed}", key)
-        for key in REQUIRED_KEYS:
+        required = REQUIRED_KEYS
+        if "variables" in self.data:  # several variables: 'variables' in place of 'variable'
+            if "variable" in self.data:
+                raise self._error("give either 'variable' (one sample variable) or "
+                                  "'variables' (several), not both", "variables")
+            required = tuple("variables" if key == "variable" else key for key in REQUIRED_KEYS)
+        for key in required:
             if key not in self.data:
                 raise SpecError(f"missing required key '{key}' (required keys: "
-                                f"{', '.join(REQUIRED_KEYS)})", path=self.path, key=key)
+                                f"{', '.join(required)})", path=self.path, key=key)
 
     def _string(self, key: str, *, default: str | None = None) -> str:
         value = self.data.get(key, default)
@@ -263,10 +284,26 @@ class _SpecBuilder:
                 "starting with a letter (it names the generated module)", "name")
         return name
 
-    def _variable_name(self) -> str:
-        name = self._string("variable")
-        self._check_parameter_name(name, "variable", "the variable")
-        return name
+    def _variable_names(self) -> list[str]:
+        """``[variable]``, or the names of ``variables = [...]`` in order."""
+        if "variables" not in self.data:
+            name = self._string("variable")
+            self._check_parameter_name(name, "variable", "the variable")
+            return [name]
+        names = self.data["variables"]
+        if not isinstance(names, list) or not names:
+            raise self._error('expected a non-empty array of variable names, such as '
+                              f'["x1", "x2"], found {_describe_value(names)}', "variables")
+        for position, name in enumerate(names, start=1):
+            if not isinstance(name, str):
+                raise self._error(f"expected a variable name as a string, found "
+                                  f"{_describe_value(name)} (entry {position} of variables)",
+                                  "variables")
+            self._check_parameter_name(name, "variables", f"the variable (entry {position})")
+        if len(set(names)) != len(names):
+            twice = next(name for name in names if names.count(name) > 1)
+            raise self._error(f"the variable '{twice}' is listed twice", "variables")
+        return names
 
     def _parameter_table(self, table: str, *, required: bool) -> dict[str, str]:
         entries = self._table(table, required=required)
@@ -298,10 +335,11 @@ class _SpecBuilder:
                 "expression language; choose another name", key)
 
     def _check_collisions(self, variable: str, coordinates: Mapping, constants: Mapping):
+        key = "variables" if "variables" in self.data else "variable"
         for table, names in (("coordinates", coordinates), ("constants", constants)):
             if variable in names:
                 raise self._error(
-                    f"the variable '{variable}' is also declared as a {table[:-1]}", "variable")
+                    f"the variable '{variable}' is also declared as a {table[:-1]}", key)
         for name in coordinates:
             if name in constants:
                 raise self._error(
@@ -315,11 +353,13 @@ class _SpecBuilder:
 
     # -- parsing --------------------------------------------------------------------------
 
-    def _parameter(self, table: str, name: str, text: str, all_names) -> Parameter:
+    def _parameter(self, table: str, name: str, text: str, all_names,
+                   earlier: Mapping[str, sympy.Symbol] | None = None) -> Parameter:
         key = f"{table}.{name}"
         # Other parameters are in scope only so that using one gets a precise message.
         others = {other: sympy.Symbol(other) for other in all_names}
-        domain: Domain = parse_domain(text, others, **self._expression_location(key))
+        domain: Domain = parse_domain(text, others, earlier=earlier,
+                                      **self._expression_location(key))
         try:
             assumptions = domain.symbol_assumptions()
         except (TypeError, ArithmeticError) as error:  # evalf could not place a bound
@@ -341,16 +381,69 @@ class _SpecBuilder:
                     "not apply", "support")
         return support
 
-    def _density(self, variable, coordinates, constants) -> sympy.Expr:
+    def _supports(self, names, coordinates, constants):
+        """``[support]`` of a family of several variables: one entry per variable, in the
+        order of ``variables``; a bound may use the constants and the earlier variables."""
+        table = self._table("support", required=True)
+        for key, value in table.items():
+            if key not in names:
+                raise self._error(f"'{key}' is not a variable; [support] has one entry per "
+                                  f"variable: {', '.join(names)}", f"support.{key}")
+            if not isinstance(value, str):
+                raise self._error(f"expected a support string such as \"(0, 1)\" or "
+                                  f"\"range(0, n + 1)\", found {_describe_value(value)}",
+                                  f"support.{key}")
+        symbols = {parameter.name: parameter.symbol for parameter in (*coordinates, *constants)}
+        variables, supports = [], []
+        for name in names:
+            key = f"support.{name}"
+            if name not in table:
+                raise self._error(f"missing the support of the variable '{name}': [support] "
+                                  f"needs one entry per variable ({', '.join(names)})",
+                                  "support")
+            # The variable itself and the later ones are in scope only so that using one
+            # gets a precise message (their symbols are made from their own supports).
+            later = {n: sympy.Symbol(n) for n in names[len(variables):]}
+            scope = {**symbols, **later, **{v.name: v for v in variables}}
+            support = parse_support(table[name], scope, **self._expression_location(key))
+            self._check_support_symbols(support, coordinates, key)
+            for symbol in sorted(support.free_symbols() & set(later.values()), key=str):
+                raise self._error(f"the support of '{name}' uses the variable '{symbol}'; a "
+                                  "bound may use only the variables listed before it", key)
+            supports.append(support)
+            variables.append(_variable_symbol(name, support))
+        kinds = {support.discrete for support in supports}
+        if len(kinds) > 1:
+            raise self._error("the variables' supports mix continuous intervals and discrete "
+                              "sets; raosym needs all of them continuous (a density) or all "
+                              "discrete (a probability mass function)", "support")
+        return tuple(variables), tuple(supports)
+
+    def _check_support_symbols(self, support, coordinates, key) -> None:
+        used = support.free_symbols()
+        for coordinate in coordinates:
+            if coordinate.symbol in used:
+                raise self._error(
+                    f"the support depends on the coordinate '{coordinate.name}': this is a "
+                    "non-regular family (like uniform(0, theta)) and Fisher information does "
+                    "not apply", key)
+
+    def _density(self, variables, coordinates, constants, supports=()) -> sympy.Expr:
         text = self._string("density")
         symbols = {parameter.name: parameter.symbol for parameter in (*coordinates, *constants)}
-        symbols[variable.name] = variable
-        density = parse_expression(text, symbols, variable=variable.name,
+        symbols.update({variable.name: variable for variable in variables})
+        density = parse_expression(text, symbols, variable=variables[0].name,
                                    **self._expression_location("density"))
         used = density.free_symbols
-        if variable not in used:
-            raise self._error(f"the density does not depend on the variable "
-                              f"'{variable.name}'", "density")
+        # With several variables one may enter only through the supports: in a later bound,
+        # or with bounds in the earlier ones (x2 uniform on (0, x1): f = lam**2*exp(-lam*x1)).
+        bounds = set().union(*(support.free_symbols() for support in supports))
+        coupled = {variable for variable, support in zip(variables, supports)
+                   if support.free_symbols() & set(variables)}
+        for variable in variables:
+            if variable not in used | bounds | coupled:
+                raise self._error(f"the density does not depend on the variable "
+                                  f"'{variable.name}'", "density")
         for coordinate in coordinates:
             if coordinate.symbol not in used:
                 raise self._error(
@@ -358,10 +451,10 @@ class _SpecBuilder:
                     "declare it under [constants] or remove it", "density")
         return density
 
-    def _check_constants_used(self, constants, support, density) -> None:
+    def _check_constants_used(self, constants, supports, density) -> None:
         """A constant that neither the density nor the support uses is a mistake (a typo, or
         a leftover): it would become a required argument that changes nothing."""
-        used = density.free_symbols | support.free_symbols()
+        used = density.free_symbols.union(*(support.free_symbols() for support in supports))
         for constant in constants:
             if constant.symbol not in used:
                 raise self._error(

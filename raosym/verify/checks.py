@@ -50,6 +50,7 @@ from raosym.verify.geodesic import (
     metric_model,
     straight_segment_length,
 )
+from raosym.verify import multivariate
 from raosym.verify.quadrature import PrecisionUnreachable, expectation
 
 #: Working precision of every numeric check, in decimal digits.
@@ -144,6 +145,8 @@ def _check(quantity, point, symbolic, numeric, scale=None, required=REQUIRED_DIG
 def fisher_checks(derivation: Derivation, points) -> list[Check]:
     """Closed entries against quadrature; numeric entries by two independent methods."""
     spec = derivation.spec
+    if spec.multivariate:  # nested sums and iterated quadrature over several variables
+        return multivariate.fisher_checks(derivation, points, _check, _not_reached)
     score = scores(spec)
     integrands = {entry: score[entry.row] * score[entry.column] * spec.density
                   for entry in derivation.entries}

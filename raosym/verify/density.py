@@ -43,6 +43,8 @@ def probe_values(spec: FamilySpec, point) -> list:
 
 def check_density(spec: FamilySpec, *, count: int = 3) -> None:
     """Raise SpecError unless the density is a normalized, non-negative density (or pmf)."""
+    if spec.multivariate:
+        return _check_several_variables(spec, count)
     kind = "sum" if spec.support.discrete else "integral"
     with mpmath.workdps(_WORKING_DIGITS):
         for point in sample_points(spec, count)[:count]:
@@ -90,6 +92,44 @@ def _check_sign(spec: FamilySpec, point) -> None:
                 f" ({shown}) at {spec.variable} = {mpmath.nstr(value, 8)}, "
                 f"{describe_point(point)}; a density must be real and non-negative on its "
                 "support", path=spec.path, key="density")
+
+
+def _check_several_variables(spec: FamilySpec, count: int) -> None:
+    """The same checks over several variables: the sign at every node (outcome) of the
+    nested rule, the normalization by that rule (:mod:`raosym.verify.multivariate`)."""
+    from raosym.verify.multivariate import negative_value, score_moments
+
+    kind = "sum" if all(s.discrete for s in spec.supports) else "integral"
+    supports = ", ".join(f"{v} in {s.text}" for v, s in zip(spec.variables, spec.supports))
+    with mpmath.workdps(_WORKING_DIGITS):
+        for point in sample_points(spec, count)[:count]:
+            try:
+                negative = negative_value(spec, point)
+                if negative is not None:
+                    value, at = negative
+                    where = ", ".join(f"{v} = {mpmath.nstr(x, 8)}"
+                                      for v, x in zip(spec.variables, at))
+                    raise SpecError(
+                        f"the density is {'negative' if isinstance(value, mpmath.mpf) else 'not real'}"
+                        f" ({mpmath.nstr(value, 8)}) at {where}, {describe_point(point)}; a "
+                        "density must be real and non-negative on its support",
+                        path=spec.path, key="density")
+                mass, _ = score_moments(spec, point, digits=NORMALIZATION_DIGITS,
+                                        mass_only=True)
+            except PrecisionUnreachable:
+                continue  # no verdict here, never a false one
+            except (ValueError, ZeroDivisionError, OverflowError, TypeError) as error:
+                raise SpecError(
+                    f"the density could not be integrated at {describe_point(point)}: {error}",
+                    path=spec.path, key="density") from None
+            if not _is_one(mass):
+                found = mpmath.nstr(mass, 15) if abs(mass) < 1e30 else "divergent (above 1e30)"
+                raise SpecError(
+                    f"the density does not {'sum' if kind == 'sum' else 'integrate'} to 1: "
+                    f"its {kind} over the support ({supports}) is {found} at "
+                    f"{describe_point(point)} (checked with mpmath to {NORMALIZATION_DIGITS} "
+                    "digits); is a normalizing constant or a minus sign missing?",
+                    path=spec.path, key="density")
 
 
 __all__ = ["check_density"]

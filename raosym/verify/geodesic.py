@@ -75,6 +75,8 @@ class MetricModel:
         for value, (lower, upper) in zip(x, self.bounds):
             if isinstance(value, (complex, mpmath.mpc)) or mpmath.isnan(value):
                 return False
+            # A bound in earlier coordinates (p2 in (0, 1 - p1)), at this point.
+            lower, upper = (bound(*x) if callable(bound) else bound for bound in (lower, upper))
             if (lower is not None and not value > lower) or (upper is not None
                                                              and not value < upper):
                 return False
@@ -109,7 +111,7 @@ def metric_model(derivation: Derivation, constants: dict | None = None) -> Metri
         raise VerificationError(f"{spec.path}: no value for {sorted(map(str, missing))} in the "
                                 "geodesic solve")
     return MetricModel(
-        coordinates, tuple(_bounds(p.domain) for p in spec.coordinates),
+        coordinates, tuple(_bounds(p.domain, coordinates) for p in spec.coordinates),
         mpmath_function(list(fisher), coordinates, cse=True),
         mpmath_function(symbols, coordinates, cse=True),
         float_function(symbols, coordinates, cse=True),
@@ -504,16 +506,25 @@ def _gauss_legendre(count: int):
     return [nodes[i] for i in order], [weights[i] for i in order]
 
 
-def _bounds(domain: Domain) -> tuple:
-    """The ends of a domain as numbers (None when infinite). Geodesics are checked against the
-    open interval: a closed end is a boundary the metric does not reach."""
-    return tuple(_number(end) if end.is_finite else None for end in (domain.lower, domain.upper))
+def _bounds(domain: Domain, coordinates=()) -> tuple:
+    """The ends of a domain as numbers (None when infinite), or functions of the coordinates
+    for an end in earlier coordinates. Geodesics are checked against the open interval: a
+    closed end is a boundary the metric does not reach."""
+    def end_of(end):
+        if end.free_symbols:
+            return mpmath_function(end, coordinates)
+        return _number(end) if end.is_finite else None
+
+    return tuple(end_of(end) for end in (domain.lower, domain.upper))
 
 
 def _exact(value) -> sympy.Rational:
-    """An mpmath number as the exact binary fraction it is."""
-    mantissa, exponent = mpmath.mpf(value).man_exp
-    return sympy.Integer(mantissa) * sympy.Integer(2) ** exponent
+    """An mpmath number as the exact binary fraction it is (``man_exp`` drops the sign: a
+    negative constant, a correlation rho = -0.3, became +0.3)."""
+    number = mpmath.mpf(value)
+    mantissa, exponent = number.man_exp
+    sign = -1 if number < 0 else 1
+    return sign * sympy.Integer(mantissa) * sympy.Integer(2) ** exponent
 
 
 def _number(expr: sympy.Expr) -> mpmath.mpf:

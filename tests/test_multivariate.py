@@ -1,0 +1,474 @@
+"""Families of several sample variables (issue 12): the format, the Fisher matrices against
+the literature's closed forms, the distances against independent mpmath computations.
+
+References are evaluated here with mpmath and nothing from raosym: the Dirichlet's
+``ψ₁(a_i) δ_ij − ψ₁(Σa)``, the categorical's ``δ_ij/p_i + 1/p_3`` in the free coordinates
+``p1, p2``, the normal family with fixed covariance ``Σ⁻¹`` (and ``I/σ²`` for the vector
+Gaussian), the round-sphere distance ``2 arccos Σ √(p_i q_i)`` and the Mahalanobis distance
+``√(Δᵀ Σ⁻¹ Δ)``. The families live in ``tests/families/`` (they are not in the catalog: the
+backends do not emit families of several variables yet), and two more are written here into
+the test's temporary folder.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import mpmath
+import pytest
+import sympy
+
+from raosym.derive import derive
+from raosym.derive.distance import point_symbols
+from raosym.emit import render_files
+from raosym.errors import EmitError, SpecError
+from raosym.pipeline import load
+from raosym.spec import load_spec
+from raosym.spec.points import sample_points
+from raosym.verify import multivariate
+from raosym.verify.checks import Check, _check, _not_reached, verify
+
+FAMILIES = Path(__file__).resolve().parent / "families"
+
+
+def family(name: str) -> Path:
+    return FAMILIES / f"{name}.toml"
+
+
+def at(expr: sympy.Expr, values: dict) -> mpmath.mpf:
+    """``expr`` at ``values`` (names -> numbers), through SymPy's own evaluation at 40 digits:
+    only the derived expression is raosym's, the number it takes is SymPy's."""
+    substitution = {s: sympy.Float(str(values[s.name]), 50) for s in expr.free_symbols}
+    return mpmath.mpf(str(sympy.N(expr.subs(substitution), 45)))
+
+
+def close(a, b, digits=30) -> bool:
+    return abs(a - b) <= mpmath.mpf(10) ** (-digits) * max(1, abs(a), abs(b))
+
+
+def random_points(count, draw, seed=12):
+    """Seeded draws, each number cut to 8 decimals so that mpmath and SymPy read the same
+    value from its text."""
+    rng = random.Random(seed)
+    return [[mpmath.mpf(f"{value:.8f}") for value in draw(rng)] for _ in range(count)]
+
+
+@pytest.fixture(autouse=True)
+def precision():
+    with mpmath.workdps(40):
+        yield
+
+
+# ----------------------------------------------------------------------------- the format
+
+
+def write(tmp_path, text: str, name: str = "x.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+DIRICHLET = (FAMILIES / "dirichlet3.toml").read_text()
+
+
+def spec_error(tmp_path, text: str) -> SpecError:
+    with pytest.raises(SpecError) as caught:
+        load_spec(write(tmp_path, text))
+    return caught.value
+
+
+def test_several_variables_parse_in_order_with_dependent_bounds():
+    spec = load_spec(family("dirichlet3"))
+    x1, x2 = spec.variables
+    assert [v.name for v in spec.variables] == ["x1", "x2"]
+    assert spec.multivariate
+    assert spec.supports[1].upper == 1 - x1
+    assert spec.supports[0].kind == spec.supports[1].kind == "interval"
+    assert x1.is_positive and x2.is_positive
+
+
+def test_coordinate_domain_may_use_earlier_coordinates():
+    spec = load_spec(family("categorical3"))
+    p1, p2 = spec.coordinate_symbols
+    assert spec.coordinates[1].domain.upper == 1 - p1
+    # The sampled points respect it: p2 < 1 - p1 at every verification point.
+    for point in sample_points(spec):
+        assert 0 < point[p2] < 1 - point[p1]
+
+
+def test_a_one_variable_file_has_no_variables_tuple(tmp_path):
+    spec = load_spec(write(tmp_path, 'name = "x"\nvariable = "x"\nsupport = "real"\n'
+                           'density = "exp(-(x - mu)**2/2)/sqrt(2*pi)"\n'
+                           '[coordinates]\nmu = "real"\n'))
+    assert spec.variables == () and not spec.multivariate
+
+
+def test_variable_and_variables_together(tmp_path):
+    error = spec_error(tmp_path, 'variable = "y"\n' + DIRICHLET)
+    assert error.message == ("give either 'variable' (one sample variable) or 'variables' "
+                             "(several), not both")
+    assert error.key == "variables"
+
+
+def test_variables_must_be_an_array_of_names(tmp_path):
+    error = spec_error(tmp_path, DIRICHLET.replace('variables = ["x1", "x2"]',
+                                                   'variables = "x1"'))
+    assert error.message.startswith("expected a non-empty array of variable names")
+    assert (error.key, error.line) == ("variables", 2)
+    error = spec_error(tmp_path, DIRICHLET.replace('["x1", "x2"]', '["x1", 2]'))
+    assert error.message == "expected a variable name as a string, found an integer (2) " \
+                            "(entry 2 of variables)"
+
+
+def test_a_variable_listed_twice(tmp_path):
+    error = spec_error(tmp_path, DIRICHLET.replace('["x1", "x2"]', '["x1", "x1"]'))
+    assert error.message == "the variable 'x1' is listed twice"
+
+
+def test_support_table_needs_every_variable(tmp_path):
+    error = spec_error(tmp_path, DIRICHLET.replace('x2 = "(0, 1 - x1)"\n', ""))
+    assert error.message == ("missing the support of the variable 'x2': [support] needs one "
+                             "entry per variable (x1, x2)")
+    assert error.key == "support"
+
+
+def test_support_of_something_else(tmp_path):
+    error = spec_error(tmp_path, DIRICHLET.replace('x2 = "(0, 1 - x1)"',
+                                                   'x2 = "(0, 1 - x1)"\nx3 = "(0, 1)"'))
+    assert error.message == "'x3' is not a variable; [support] has one entry per variable: x1, x2"
+    assert error.key == "support.x3"
+
+
+def test_a_bound_may_not_use_a_later_variable(tmp_path):
+    text = DIRICHLET.replace('x1 = "(0, 1)"', 'x1 = "(0, 1 - x2)"')
+    error = spec_error(tmp_path, text)
+    assert error.message == ("the support of 'x1' uses the variable 'x2'; a bound may use only "
+                             "the variables listed before it")
+    assert error.key == "support.x1"
+    assert error.line == text.splitlines().index('x1 = "(0, 1 - x2)"') + 1
+
+
+def test_a_support_in_a_coordinate_is_refused(tmp_path):
+    error = spec_error(tmp_path, DIRICHLET.replace('x2 = "(0, 1 - x1)"', 'x2 = "(0, a1)"'))
+    assert "the support depends on the coordinate 'a1'" in error.message
+    assert error.key == "support.x2"
+
+
+def test_a_domain_may_not_use_a_later_coordinate(tmp_path):
+    text = (FAMILIES / "categorical3.toml").read_text().replace('p1 = "(0, 1)"',
+                                                                'p1 = "(0, 1 - p2)"')
+    error = spec_error(tmp_path, text)
+    assert error.message == ("a domain may not depend on other parameters (found 'p2'); its "
+                             "bounds must be numbers, pi, E or oo")
+    assert error.key == "coordinates.p1"
+    assert error.column is not None
+
+
+def test_continuous_and_discrete_supports_do_not_mix(tmp_path):
+    error = spec_error(tmp_path, DIRICHLET.replace('x2 = "(0, 1 - x1)"',
+                                                   'x2 = "range(0, 3)"'))
+    assert error.message.startswith("the variables' supports mix continuous intervals and "
+                                    "discrete sets")
+
+
+def test_an_unused_variable(tmp_path):
+    text = DIRICHLET.replace('["x1", "x2"]', '["x1", "x2", "x3"]').replace(
+        'x2 = "(0, 1 - x1)"', 'x2 = "(0, 1 - x1)"\nx3 = "(0, 1)"')
+    error = spec_error(tmp_path, text)
+    assert error.message == "the density does not depend on the variable 'x3'"
+
+
+def test_a_density_that_does_not_integrate_to_one(tmp_path):
+    path = write(tmp_path, DIRICHLET.replace("gamma(a1 + a2 + a3)/", "2*gamma(a1 + a2 + a3)/"),
+                 "dirichlet3.toml")
+    with pytest.raises(SpecError) as caught:
+        load(path)
+    assert "the density does not integrate to 1: its integral over the support (x1 in " \
+           "(0, 1), x2 in (0, 1 - x1)) is 2.0" in caught.value.message
+
+
+def test_a_negative_density_is_refused(tmp_path):
+    path = write(tmp_path, (FAMILIES / "categorical3.toml").read_text().replace(
+        'density = "p1**x1', 'density = "(1 - 2*x2)*p1**x1'), "categorical3.toml")
+    with pytest.raises(SpecError) as caught:
+        load(path)
+    assert caught.value.message.startswith("the density is negative (")
+    assert " at x1 = 0.0, x2 = 1.0, {'p1': " in caught.value.message
+    assert caught.value.key == "density"
+
+
+# ----------------------------------------------------------------------------- Fisher matrices
+
+
+@pytest.fixture(scope="module")
+def dirichlet():
+    return derive(load(family("dirichlet3")))
+
+
+@pytest.fixture(scope="module")
+def categorical():
+    return derive(load(family("categorical3")))
+
+
+@pytest.fixture(scope="module")
+def normal():
+    return derive(load(family("normal2_fixed")))
+
+
+@pytest.fixture(scope="module")
+def vector():
+    return derive(load(family("gaussian_vector3")))
+
+
+def test_dirichlet_fisher_is_the_trigamma_matrix(dirichlet):
+    assert {e.strategy for e in dirichlet.entries} == {"exponential family"}
+    for a in random_points(4, lambda rng: [rng.uniform(0.2, 6) for _ in range(3)]):
+        total = mpmath.mpf(sum(a))
+        values = dict(zip(("a1", "a2", "a3"), a))
+        for i in range(3):
+            for j in range(3):
+                expected = (mpmath.psi(1, a[i]) if i == j else 0) - mpmath.psi(1, total)
+                assert close(at(dirichlet.fisher[i, j], values), expected)
+
+
+def test_categorical_fisher_in_free_coordinates(categorical):
+    for p1, p2 in random_points(4, lambda rng: (lambda u: (u, rng.uniform(0.01, 0.99) * (1 - u)))(
+            rng.uniform(0.01, 0.99))):
+        p3 = 1 - mpmath.mpf(p1) - mpmath.mpf(p2)
+        p = [mpmath.mpf(p1), mpmath.mpf(p2)]
+        for i in range(2):
+            for j in range(2):
+                expected = (1 / p[i] if i == j else 0) + 1 / p3
+                assert close(at(categorical.fisher[i, j], {"p1": p1, "p2": p2}), expected)
+
+
+def test_normal_with_fixed_covariance_has_the_inverse_covariance(normal):
+    for s1, s2, rho in random_points(4, lambda rng: (rng.uniform(0.2, 4), rng.uniform(0.2, 4),
+                                                     rng.uniform(-0.95, 0.95))):
+        covariance = mpmath.matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]])
+        precision = covariance ** -1
+        values = {"s1": s1, "s2": s2, "rho": rho, "m1": 0.3, "m2": -1.1}
+        for i in range(2):
+            for j in range(2):
+                assert close(at(normal.fisher[i, j], values), precision[i, j], 25)
+
+
+def test_vector_gaussian_is_identity_over_sigma_squared(vector):
+    sigma = mpmath.mpf("1.7")
+    for i in range(3):
+        for j in range(3):
+            expected = 1 / sigma**2 if i == j else 0
+            assert close(at(vector.fisher[i, j], {"sigma": "1.7"}), expected)
+
+
+# ----------------------------------------------------------------------------- verification
+
+
+def checks_pass(checks: list[Check]) -> None:
+    assert checks, "no checks ran"
+    reached = [c for c in checks if c.reached]
+    assert reached, "no check reached its precision"
+    assert all(c.passed for c in reached), [c for c in reached if not c.passed]
+
+
+def test_categorical_verifies_by_nested_sums(categorical):
+    verified = verify(categorical, count=1)
+    fisher = [c for c in verified.checks if c.quantity.startswith("g_")]
+    checks_pass(fisher)
+    assert all(c.reached and c.required == 30 for c in fisher)  # exact sums, 40 digits
+    assert {c.quantity for c in verified.checks} >= {"rao_distance", "rao_distance_textbook",
+                                                     "K"}
+    assert verified.unavailable == ()
+
+
+def test_normal_verifies_by_iterated_quadrature(normal):
+    verified = verify(normal, count=1)
+    fisher = [c for c in verified.checks if c.quantity.startswith("g_")]
+    checks_pass(fisher)
+    assert all(c.required == 25 for c in fisher)
+    assert verified.derivation.distance is not None
+    assert normal.timings["quadrature_nodes"] > 0  # the cost, reported
+
+
+def test_vector_gaussian_verifies_group_by_group(vector):
+    verified = verify(vector, count=2)
+    checks_pass([c for c in verified.checks if c.quantity.startswith("g_")])
+
+
+def test_dirichlet_quadrature_at_an_edge_point(dirichlet):
+    """One point with a1 = 1/8 (a power x1^(-7/8) at the edge of the simplex), all six entries
+    against the iterated quadrature: the five-point verification takes a minute."""
+    a1, a2, a3 = dirichlet.spec.coordinate_symbols
+    point = {a1: mpmath.mpf(1) / 8, a2: mpmath.mpf("2.3"), a3: mpmath.mpf("0.7")}
+    checks = multivariate.fisher_checks(dirichlet, [point], _check, _not_reached)
+    assert len(checks) == 6
+    checks_pass(checks)
+    assert all(c.reached for c in checks)
+
+
+def test_a_wrong_fisher_entry_fails_its_check(normal):
+    """The quadrature is a real check: an entry off by 1e-20 relative is caught."""
+    import dataclasses
+    entries = list(normal.entries)
+    wrong = dataclasses.replace(entries[0], value=entries[0].value * (1 + sympy.Rational(1, 10**20)))
+    broken = dataclasses.replace(normal, entries=(wrong, *entries[1:]))
+    m1, m2, s1, s2, rho = (p.symbol for p in normal.spec.parameters)
+    point = {m1: mpmath.mpf(1), m2: mpmath.mpf(-2), s1: mpmath.mpf(2), s2: mpmath.mpf("0.5"),
+             rho: mpmath.mpf("0.3")}
+    (first, *_) = multivariate.fisher_checks(broken, [point], _check, _not_reached)
+    assert first.reached and not first.passed and 18 < first.digits < 22
+
+
+# ----------------------------------------------------------------------------- distances
+
+
+def sphere_reference(p, q):
+    p = [*p, 1 - sum(p)]
+    q = [*q, 1 - sum(q)]
+    return 2 * mpmath.acos(mpmath.fsum(mpmath.sqrt(a * b) for a, b in zip(p, q)))
+
+
+def test_categorical_distance_is_the_round_sphere(categorical):
+    distance = categorical.distance
+    assert distance.structure == multivariate_structure()
+    first, second = distance.points
+    pairs = [((0.2, 0.3), (0.5, 0.1)), ((0.01, 0.98), (0.98, 0.01)), ((0.3, 0.3), (0.2, 0.6))]
+    with mpmath.workdps(50):
+        for p, q in pairs:
+            p, q = [mpmath.mpf(v) for v in p], [mpmath.mpf(v) for v in q]
+            values = {s.name: v for s, v in zip((*first, *second), (*p, *q))}
+            reference = sphere_reference(p, q)
+            assert close(at(distance.textbook, values), reference, 35)
+            assert close(at(distance.stable, values), reference, 35)
+
+
+def multivariate_structure():
+    from raosym.derive.multivariate import SPHERE
+    return SPHERE
+
+
+def test_categorical_stable_distance_for_nearby_points(categorical):
+    """At p and q 1e-12 apart the stable form keeps its digits in double precision, where
+    ``2 arccos(Σ√(pq))`` has none; the reference is the same formula at 60 digits."""
+    first, second = categorical.distance.points
+    symbols = [*first, *second]
+    stable = sympy.lambdify(symbols, categorical.distance.stable, "math")
+    textbook = sympy.lambdify(symbols, categorical.distance.textbook, "math")
+    p, q = (0.2, 0.3), (0.2 + 1e-12, 0.3 - 2e-12)
+    with mpmath.workdps(60):
+        reference = sphere_reference([mpmath.mpf(v) for v in p], [mpmath.mpf(v) for v in q])
+    assert abs(stable(*p, *q) - reference) <= 1e-14 * reference
+    assert abs(textbook(*p, *q) - reference) > 1e-3 * reference  # what the stable form avoids
+
+
+def test_normal_distance_is_mahalanobis(normal):
+    distance = normal.distance
+    assert distance.structure == "constant metric"
+    first, second = distance.points
+    s1, s2, rho = mpmath.mpf("1.3"), mpmath.mpf("0.4"), mpmath.mpf("-0.7")
+    covariance = mpmath.matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]])
+    for p, q in [(("0", "0"), ("1", "1")), (("-3", "2"), ("4", "-5")),
+                 (("1", "1"), ("1.000000001", "1"))]:
+        delta = mpmath.matrix([mpmath.mpf(a) - mpmath.mpf(b) for a, b in zip(p, q)])
+        reference = mpmath.sqrt((delta.T * covariance ** -1 * delta)[0, 0])
+        values = {"s1": s1, "s2": s2, "rho": rho,
+                  **{s.name: mpmath.mpf(v) for s, v in zip((*first, *second), (*p, *q))}}
+        assert close(at(distance.stable, values), reference, 30)
+
+
+def test_vector_gaussian_distance(vector):
+    first, second = vector.distance.points
+    p, q = (0.5, -1, 2), (1.5, 1, -0.5)
+    values = {"sigma": 2, **{s.name: v for s, v in zip((*first, *second), (*p, *q))}}
+    reference = mpmath.sqrt(mpmath.fsum((mpmath.mpf(a) - b) ** 2 for a, b in zip(p, q))) / 2
+    assert close(at(vector.distance.stable, values), reference, 30)
+
+
+# ----------------------------------------------------------------------------- new families
+
+
+COIN_BINOMIAL = """name = "coin_binomial"
+variables = ["x1", "x2"]
+density = "binomial(1 + x1, x2) * t**x2 * (1 - t)**(1 + x1 - x2) / 2"
+
+[support]
+x1 = "{0, 1}"
+x2 = "range(0, x1 + 2)"
+
+[coordinates]
+t = "(0, 1)"
+"""
+
+TRIANGLE = """name = "triangle_gamma"
+variables = ["x1", "x2"]
+density = "lam**2 * exp(-lam*x1)"
+
+[support]
+x1 = "positive"
+x2 = "(0, x1)"
+
+[coordinates]
+lam = "positive"
+"""
+
+
+def test_a_family_that_is_not_an_exponential_family_closes_by_nested_sums(tmp_path):
+    """A fair coin x1, then x2 ~ Binomial(1 + x1, t): the statistics x1 and x2 are two for
+    one coordinate, so the exponential-family rung declines and the finite sum closes it.
+    A binomial with n trials has Fisher information n/(t(1 - t)); here n is 1 or 2 evenly."""
+    derivation = derive(load(write(tmp_path, COIN_BINOMIAL, "coin_binomial.toml")))
+    assert derivation.entries[0].strategy == "finite sum"
+    for t in ("0.1", "0.5", "0.83"):
+        t = mpmath.mpf(t)
+        assert close(at(derivation.fisher[0, 0], {"t": t}), mpmath.mpf(3) / 2 / (t * (1 - t)))
+    verified = verify(derivation, count=2)
+    checks_pass([c for c in verified.checks if c.quantity.startswith("g_")])
+
+
+def test_a_density_free_of_a_variable_bounded_by_another(tmp_path):
+    """x1 ~ Gamma(2, lam) and x2 uniform on (0, x1): the information is that of the shape-2
+    gamma in its rate, 2/lam^2; x2 carries none."""
+    derivation = derive(load(write(tmp_path, TRIANGLE, "triangle_gamma.toml")))
+    lam = mpmath.mpf("0.7")
+    assert close(at(derivation.fisher[0, 0], {"lam": lam}), 2 / lam**2)
+    (symbol,) = derivation.spec.coordinate_symbols
+    checks = multivariate.fisher_checks(derivation, [{symbol: lam}], _check, _not_reached)
+    checks_pass(checks)
+
+
+def test_families_of_several_variables_are_not_emitted_yet(categorical):
+    verified = verify(categorical, count=1)
+    with pytest.raises(EmitError) as caught:
+        render_files(verified)
+    assert "not emit such families yet" in str(caught.value)
+
+
+def test_point_names_follow_the_coordinates(categorical):
+    first, second = point_symbols(categorical.spec)
+    assert [s.name for s in (*first, *second)] == ["p1_1", "p2_1", "p1_2", "p2_2"]
+
+
+TILTED = """name = "tilted"
+variables = ["x1", "x2"]
+density = "(1 - t + 2*t*x1) * 2*x2"
+
+[support]
+x1 = "(0, 1)"
+x2 = "(0, 1)"
+
+[coordinates]
+t = "(0, 1)"
+"""
+
+
+def test_a_continuous_family_closes_by_iterated_integrals(tmp_path):
+    """A linear tilt of x1 times an independent x2 with density 2 x2: log f has the term
+    log(1 - t + 2 t x1), no exponential family, so SymPy integrates x2, then x1. The
+    reference is mpmath's quadrature of (2x - 1)²/(1 - t + 2 t x) over (0, 1)."""
+    derivation = derive(load(write(tmp_path, TILTED, "tilted.toml")))
+    assert derivation.entries[0].strategy == "iterated integrals"
+    for t in ("0.2", "0.75"):
+        t = mpmath.mpf(t)
+        reference = mpmath.quad(lambda x: (2 * x - 1) ** 2 / (1 - t + 2 * t * x), [0, 1])
+        assert close(at(derivation.fisher[0, 0], {"t": t}), reference)
