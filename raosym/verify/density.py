@@ -49,23 +49,29 @@ def check_density(spec: FamilySpec, *, count: int = 3) -> None:
     with mpmath.workdps(_WORKING_DIGITS):
         for point in sample_points(spec, count)[:count]:
             _check_sign(spec, point)
-            try:
-                mass = expectation(spec, spec.density, point)
-            except PrecisionUnreachable:
-                continue  # a tail too slow to bound here: no verdict, never a false one
-            except (ValueError, ZeroDivisionError, OverflowError, TypeError) as error:
-                raise SpecError(
-                    f"the density could not be integrated at {describe_point(point)}: {error}",
-                    path=spec.path, key="density") from None
-            if not _is_one(mass):
-                found = mpmath.nstr(mass, 15) if abs(mass) < 1e30 else "divergent (above 1e30)"
-                raise SpecError(
-                    f"the density does not {'sum' if kind == 'sum' else 'integrate'} to 1: "
-                    f"its {kind} over the support '{spec.support.text}' is "
-                    f"{found} at {describe_point(point)} (checked with mpmath "
-                    f"to {NORMALIZATION_DIGITS} digits); is a normalizing constant or a minus "
-                    "sign missing?",
-                    path=spec.path, key="density")
+            _require_mass_one(spec, point, kind, f"'{spec.support.text}'",
+                              lambda point=point: expectation(spec, spec.density, point))
+
+
+def _require_mass_one(spec: FamilySpec, point, kind: str, support: str, mass) -> None:
+    """Raise SpecError unless ``mass()``, the density's sum or integral over ``support`` at
+    ``point``, is 1; no verdict where it cannot be carried to its precision."""
+    try:
+        total = mass()
+    except PrecisionUnreachable:
+        return  # a tail too slow to bound here: no verdict, never a false one
+    except (ValueError, ZeroDivisionError, OverflowError, TypeError) as error:
+        raise SpecError(
+            f"the density could not be integrated at {describe_point(point)}: {error}",
+            path=spec.path, key="density") from None
+    if not _is_one(total):
+        found = mpmath.nstr(total, 15) if abs(total) < 1e30 else "divergent (above 1e30)"
+        raise SpecError(
+            f"the density does not {'sum' if kind == 'sum' else 'integrate'} to 1: "
+            f"its {kind} over the support {support} is {found} at {describe_point(point)} "
+            f"(checked with mpmath to {NORMALIZATION_DIGITS} digits); is a normalizing "
+            "constant or a minus sign missing?",
+            path=spec.path, key="density")
 
 
 def _is_one(mass) -> bool:
@@ -97,39 +103,29 @@ def _check_sign(spec: FamilySpec, point) -> None:
 def _check_several_variables(spec: FamilySpec, count: int) -> None:
     """The same checks over several variables: the sign at every node (outcome) of the
     nested rule, the normalization by that rule (:mod:`raosym.verify.multivariate`)."""
-    from raosym.verify.multivariate import negative_value, score_moments
-
     kind = "sum" if all(s.discrete for s in spec.supports) else "integral"
     supports = ", ".join(f"{v} in {s.text}" for v, s in zip(spec.variables, spec.supports))
     with mpmath.workdps(_WORKING_DIGITS):
         for point in sample_points(spec, count)[:count]:
-            try:
-                negative = negative_value(spec, point)
-                if negative is not None:
-                    value, at = negative
-                    where = ", ".join(f"{v} = {mpmath.nstr(x, 8)}"
-                                      for v, x in zip(spec.variables, at))
-                    raise SpecError(
-                        f"the density is {'negative' if isinstance(value, mpmath.mpf) else 'not real'}"
-                        f" ({mpmath.nstr(value, 8)}) at {where}, {describe_point(point)}; a "
-                        "density must be real and non-negative on its support",
-                        path=spec.path, key="density")
-                mass, _ = score_moments(spec, point, digits=NORMALIZATION_DIGITS,
-                                        mass_only=True)
-            except PrecisionUnreachable:
-                continue  # no verdict here, never a false one
-            except (ValueError, ZeroDivisionError, OverflowError, TypeError) as error:
-                raise SpecError(
-                    f"the density could not be integrated at {describe_point(point)}: {error}",
-                    path=spec.path, key="density") from None
-            if not _is_one(mass):
-                found = mpmath.nstr(mass, 15) if abs(mass) < 1e30 else "divergent (above 1e30)"
-                raise SpecError(
-                    f"the density does not {'sum' if kind == 'sum' else 'integrate'} to 1: "
-                    f"its {kind} over the support ({supports}) is {found} at "
-                    f"{describe_point(point)} (checked with mpmath to {NORMALIZATION_DIGITS} "
-                    "digits); is a normalizing constant or a minus sign missing?",
-                    path=spec.path, key="density")
+            _require_mass_one(spec, point, kind, f"({supports})",
+                              lambda point=point: _signed_mass(spec, point))
+
+
+def _signed_mass(spec: FamilySpec, point):
+    """The mass of a density of several variables at ``point``, after the sign of the density
+    at every node (outcome) of the rule that computes it."""
+    from raosym.verify.multivariate import negative_value, score_moments
+
+    negative = negative_value(spec, point)
+    if negative is not None:
+        value, at = negative
+        where = ", ".join(f"{v} = {mpmath.nstr(x, 8)}" for v, x in zip(spec.variables, at))
+        raise SpecError(
+            f"the density is {'negative' if isinstance(value, mpmath.mpf) else 'not real'}"
+            f" ({mpmath.nstr(value, 8)}) at {where}, {describe_point(point)}; a "
+            "density must be real and non-negative on its support",
+            path=spec.path, key="density")
+    return score_moments(spec, point, digits=NORMALIZATION_DIGITS, mass_only=True)[0]
 
 
 __all__ = ["check_density"]
