@@ -536,16 +536,17 @@ def _shims(folder: Path) -> Path:
 
 
 def rayleigh_fisher_by_quadrature(sigma: float) -> mpmath.mpf:
-    """E[(d/dsigma log f)^2] for the Rayleigh density, by mpmath quadrature."""
-    mpmath.mp.dps = 30
-    s = mpmath.mpf(sigma)
+    """E[(d/dsigma log f)^2] for the Rayleigh density, by mpmath quadrature (at 30 digits,
+    within this function: a global mp.dps left set would change what later tests compute)."""
+    with mpmath.workdps(30):
+        s = mpmath.mpf(sigma)
 
-    def integrand(x):
-        density = x / s**2 * mpmath.exp(-x**2 / (2 * s**2))
-        score = -2 / s + x**2 / s**3
-        return score**2 * density
+        def integrand(x):
+            density = x / s**2 * mpmath.exp(-x**2 / (2 * s**2))
+            score = -2 / s + x**2 / s**3
+            return score**2 * density
 
-    return mpmath.quad(integrand, [0, s, 10 * s, mpmath.inf])
+        return +mpmath.quad(integrand, [0, s, 10 * s, mpmath.inf])
 
 
 def test_readme_tutorial_runs_end_to_end(tmp_path):

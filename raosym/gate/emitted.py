@@ -193,10 +193,13 @@ def _error(got: float, truth, scale) -> float | None:
         return 0.0 if (got > 0) == (truth > 0) and abs(got) >= sys.float_info.max / 2 else None
     if math.isinf(got):
         return None
-    difference = abs(mpmath.mpf(got) - truth)
-    if difference <= _TINY:
-        return 0.0
-    return float(difference / max(abs(scale), _TINY))
+    # At the references' own precision, not the caller's: the error measured (and printed,
+    # rounded, into the docstrings) must not depend on what mpmath.mp.dps a program left set.
+    with mpmath.workdps(REFERENCE_DIGITS):
+        difference = abs(mpmath.mpf(got) - truth)
+        if difference <= _TINY:
+            return 0.0
+        return float(difference / max(abs(scale), _TINY))
 
 
 # ----------------------------------------------------------------------------- the subprocess
