@@ -21,6 +21,9 @@ from conftest import REPOSITORY
 from raosym.gate.pdf import compile_tex
 from raosym.plot import appendix_figures
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_appendix_pdf")
+
 LATEX = REPOSITORY / "generated" / "latex"
 #: An overfull box up to this wide (in pt) is invisible; anything wider runs into the margin.
 TOLERANCE_PT = 1.0

@@ -19,6 +19,9 @@ import pytest
 from raosym import accounting, cli, composition_plot
 from raosym.cli.accounting import parse_release
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_composition_plot")
+
 REPOSITORY = Path(__file__).resolve().parents[1]
 
 

@@ -25,6 +25,9 @@ from conftest import verified
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_distance_accuracy")
+
 DIGITS = 50
 CLOSED_TOLERANCE = 1e-15
 NUMERIC_TOLERANCE = 1e-10

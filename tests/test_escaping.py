@@ -21,6 +21,9 @@ from hypothesis import strategies as st
 from raosym.emit.escape import comment_text, docstring_literal
 from raosym.emit.latex.printer import tex_text
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_escaping")
+
 #: Every code point, lone surrogates included (a folder name that is not UTF-8 gives them).
 ANY_TEXT = st.text(st.characters(min_codepoint=0, max_codepoint=0x10FFFF), max_size=60)
 HOSTILE = ['"""; __import__("os").system("touch PWNED"); """', '\\N{BULLET}', "\\u00e9",

@@ -19,6 +19,9 @@ from raosym.derive.mechanism import THETA
 from raosym.errors import SpecError
 from raosym.spec.schema import load_spec
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_mechanism")
+
 MECHANISMS = ("laplace_location", "gaussian_location", "bernoulli")
 
 LAPLACE = textwrap.dedent('''\

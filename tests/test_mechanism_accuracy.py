@@ -15,6 +15,9 @@ import numpy as np
 import pytest
 from conftest import catalog_outcomes
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_mechanism_accuracy")
+
 ORDERS = (1 + 1e-6, 1.5, 2.0, 5.0, 32.0, 256.0, 1e4)
 SCALES = (1e-3, 1e-2, 0.1, 0.5, 1.0, 2.0, 10.0, 100.0, 1e3)
 PROBABILITIES = (0.5 + 1e-7, 0.51, 0.75, 0.99, 1 - 1e-6)

@@ -29,6 +29,9 @@ from raosym.spec.points import sample_points
 from raosym.verify import multivariate
 from raosym.verify.checks import Check, _check, _not_reached, verify
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_multivariate")
+
 FAMILIES = Path(__file__).resolve().parent / "families"
 
 

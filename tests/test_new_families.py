@@ -26,6 +26,9 @@ import pytest
 import sympy
 from conftest import REPOSITORY, verified
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_new_families")
+
 EULER = mpmath.euler
 
 # ------------------------------------------------------------------ independent references

@@ -27,6 +27,9 @@ import numpy as np
 import pytest
 from conftest import verified
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_numeric_geodesic")
+
 TOLERANCE = 1e-11
 RANDOM_PAIRS = 32
 

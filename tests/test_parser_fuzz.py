@@ -22,6 +22,9 @@ from raosym.errors import SpecError
 from raosym.spec import load_spec, parse_expression
 from raosym.spec.parser import FUNCTIONS
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_parser_fuzz")
+
 SYMBOLS = {
     "x": sympy.Symbol("x", real=True),
     "mu": sympy.Symbol("mu", real=True),

@@ -26,6 +26,9 @@ import pytest
 import sympy
 from conftest import REPOSITORY
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_reach_sums_and_substitutions")
+
 FAMILIES = {
     "expexp": ('support = "positive"\n'
                'density = "a*lam*exp(-lam*x)*(1 - exp(-lam*x))**(a - 1)"',

@@ -32,6 +32,9 @@ from raosym.cli.scaffold import TEMPLATE, new_derivation
 from raosym.errors import SpecError
 from raosym.verify.checks import REQUIRED_DIGITS
 
+# Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
+pytestmark = pytest.mark.xdist_group("test_workflow")
+
 README = (REPOSITORY / "README.md").read_text(encoding="utf-8")
 
 
