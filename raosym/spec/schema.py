@@ -372,13 +372,7 @@ class _SpecBuilder:
         text = self._string("support")
         symbols = {parameter.name: parameter.symbol for parameter in (*coordinates, *constants)}
         support = parse_support(text, symbols, **self._expression_location("support"))
-        used = support.free_symbols()
-        for coordinate in coordinates:
-            if coordinate.symbol in used:
-                raise self._error(
-                    f"the support depends on the coordinate '{coordinate.name}': this is a "
-                    "non-regular family (like uniform(0, theta)) and Fisher information does "
-                    "not apply", "support")
+        self._check_support_symbols(support, coordinates, "support")
         return support
 
     def _supports(self, names, coordinates, constants):

@@ -27,14 +27,12 @@ density and the scores are evaluated once per node.
 
 from __future__ import annotations
 
-import itertools
-
 import mpmath
 import sympy
 
 from raosym.spec.model import FamilySpec
 from raosym.verify.evaluate import evaluate, mpmath_function
-from raosym.verify.quadrature import PrecisionUnreachable
+from raosym.verify.quadrature import PrecisionUnreachable, hoisted
 
 #: The step of the finest rule (the coarser ones are 2h and 4h, on the same nodes).
 STEP = mpmath.mpf(1) / 8
@@ -63,27 +61,10 @@ def expectations(spec: FamilySpec, integrands, point, *, digits: float,
     The first integrand should be the density: its mode and size place and cut the nodes.
     ``nonnegative_first`` raises ValueError (with the node) when the first integrand, the
     density, is negative at a node: the sign check of the density check."""
-    integrands, point = _hoisted([sympy.sympify(e) for e in integrands], spec.variables, point)
+    integrands, point = hoisted([sympy.sympify(e) for e in integrands], spec.variables, point)
     if all(support.discrete for support in spec.supports):
         return _sums(spec, integrands, point, nonnegative_first)
     return _quadrature(spec, integrands, point, digits, nonnegative_first)
-
-
-def _hoisted(integrands, variables, point):
-    """The special functions of the parameters alone (``gamma(a1 + a2 + a3)``,
-    ``polygamma(0, a1)``) as symbols evaluated once at the point, not at every node: they
-    were most of the time of a Dirichlet check."""
-    constant = sorted({node for e in integrands
-                       for node in e.atoms(sympy.Function, sympy.Derivative)
-                       if not node.has(*variables) and node.free_symbols},
-                      key=sympy.default_sort_key)
-    if not constant:
-        return integrands, point
-    names = {node: sympy.Symbol(f"_constant{index}", real=True)
-             for index, node in enumerate(constant)}
-    values = dict(point)
-    values.update({symbol: evaluate(node, point) for node, symbol in names.items()})
-    return [e.xreplace(names) for e in integrands], values
 
 
 # ----------------------------------------------------------------------------- sums

@@ -55,20 +55,28 @@ def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict, *,
 
 
 def _hoisted(integrand: sympy.Expr, x: sympy.Symbol, point: dict) -> tuple[sympy.Expr, dict]:
+    """:func:`hoisted` for one integrand in one variable."""
+    (integrand,), values = hoisted([integrand], [x], point)
+    return integrand, values
+
+
+def hoisted(integrands, variables, point: dict) -> tuple[list, dict]:
     """The special functions of the parameters alone (a normalizer ``besseli(0, kappa)``,
     ``gamma(k)``, ``polygamma(0, N)``) replaced by symbols evaluated once at the point, instead
     of at every quadrature node: for von Mises this is most of the verification's time."""
     # Derivatives too (Zipf's Derivative(zeta(s), s)): xreplace then replaces the whole
     # derivative, where hoisting only the zeta(s) inside it would make it 0.
-    constant = sorted({node for node in integrand.atoms(sympy.Function, sympy.Derivative)
-                       if not node.has(x) and node.free_symbols}, key=sympy.default_sort_key)
+    constant = sorted({node for integrand in integrands
+                       for node in integrand.atoms(sympy.Function, sympy.Derivative)
+                       if not node.has(*variables) and node.free_symbols},
+                      key=sympy.default_sort_key)
     if not constant:
-        return integrand, point
+        return list(integrands), point
     names = {node: sympy.Symbol(f"_constant{index}", real=True)
              for index, node in enumerate(constant)}
     values = dict(point)
     values.update({symbol: evaluate(node, point) for node, symbol in names.items()})
-    return integrand.xreplace(names), values
+    return [integrand.xreplace(names) for integrand in integrands], values
 
 
 def _series(at, lower, upper) -> mpmath.mpf:
