@@ -1315,3 +1315,27 @@ def test_ctrl_c_during_start_up(tmp_path, delay):
     _, error = process.communicate(timeout=120)
     assert process.returncode == 130, error
     assert error.strip().endswith("raosym: interrupted") and "Traceback" not in error
+
+
+def test_ctrl_c_inside_a_callback_is_not_swallowed(tmp_path):
+    """A KeyboardInterrupt raised inside a weakref callback (where Ctrl-C during an import can
+    land: importlib's module-lock callback) is only printed by Python, and a command would run
+    on to exit 0; the command's start-up makes it a KeyboardInterrupt of the code after it."""
+    script = tmp_path / "callback.py"
+    script.write_text(
+        "import time, weakref\n"
+        "import raosym.__main__\n"
+        "raosym.__main__.install_interrupt_handling()\n"
+        "class Lock: pass\n"
+        "def callback(reference): raise KeyboardInterrupt\n"
+        "lock = Lock(); reference = weakref.ref(lock, callback)\n"
+        "try:\n"
+        "    del lock\n"
+        "    time.sleep(5)\n"
+        "    print('swallowed')\n"
+        "except KeyboardInterrupt:\n"
+        "    print('raised again')\n")
+    result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPOSITORY)}, timeout=60)
+    assert result.stdout.strip() == "raised again", result.stderr
+    assert "Exception ignored" not in result.stderr
