@@ -21,9 +21,8 @@ RULES = {
     2: "`Σ w_i exp(y_i) + r = Σ w_i phi(y_i) + (r + Σ w_i + Σ w_i y_i)` with "
        "`phi(y) = exp(y) - 1 - y >= 0`",
     3: "`log(Σ c_i exp(x_i)) = M + log(Σ c_i exp(x_i - M))` for every M",
-    4: "`log(A) = log1p(A - 1) = -log1p(1/A - 1)` and `w exp(y) - w = w expm1(y)`, where "
-       "`log1p(y) = log(1 + y)` and `expm1(y) = exp(y) - 1` are evaluated without "
-       "cancellation",
+    4: "`log(A) = log(1 + (A - 1)) = -log(1 + (1/A - 1))` and "
+       "`w exp(y) - w = w (exp(y) - 1)`, with `A - 1` and `1/A - 1` in exact form",
 }
 
 

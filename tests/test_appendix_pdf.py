@@ -257,3 +257,19 @@ def test_a_numeric_distance_says_why_in_mathematics(compiled):
     flat = " ".join(text.split())
     assert flat.count("geodesic equations have no closed-form solution known to the "
                       "derivation") >= 2  # gamma and von Mises
+
+
+def test_library_functions_are_named_only_in_the_lemma_that_explains_them(compiled):
+    """The proofs write ``log(1 + u)`` and ``e^u - 1``; the names of the library functions the
+    generated code evaluates them with (``log1p``, ``expm1``) appear only in the lemma of
+    cancellation-free forms, which says so, and no case of a piecewise form reads as code
+    (``if ...:``, ``otherwise:``)."""
+    _, text = compiled
+    flat = " ".join(text.split())
+    body = flat[flat.index("1 Lemmas Throughout"):]
+    first_family = body.index("2 Bernoulli family")
+    lemmas, sections = body[:first_family], body[first_family:]
+    for name in ("log1p", "expm1"):
+        assert name not in sections, sections[sections.index(name) - 200:][:300]
+        assert name in lemmas
+    assert "otherwise:" not in flat

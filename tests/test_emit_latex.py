@@ -514,3 +514,104 @@ def test_a_residue_step_names_its_contour(tmp_path):
         rows = "\n".join(step_rows(step, printer))
         assert r"\oint_{\left|z\right| = 1}" in rows, rows
         assert not re.search(r"\\int(?!\\limits_|_)", rows), rows
+
+
+# ------------------------------------------- what a referee flagged on the rendered pages
+
+
+def test_fisher_integrals_are_written_with_the_scores(catalog, generated_tree):
+    """Student-t's first Fisher display was SymPy's integrand, ``(2\\mu - 2x)^2`` and all: the
+    integral is now written with the scores, ``\\int u_\\mu(x)^2 f(x) dx``, and the scores are
+    stated once, before the proofs, equal to the forms computed here by hand:
+    ``u_mu = (nu + 1)(x - mu)/(nu s^2 + (x - mu)^2)``,
+    ``u_s = -1/s + (nu + 1)(x - mu)^2/(s (nu s^2 + (x - mu)^2))``."""
+    import sympy
+
+    from raosym.emit.latex import NamedScores
+    from raosym.emit.latex.forms import readable_form
+    from raosym.emit.latex.layout import visible_width
+
+    for name in ("student_t", "student_t_shape"):
+        family = verified(catalog, name)
+        spec = family.derivation.spec
+        printer, _ = family_printers(family)
+        x = spec.variable
+        mu, s = (next(p.symbol for p in spec.parameters if p.name == n) for n in ("mu", "s"))
+        nu = next(p.symbol for p in spec.parameters if p.name == "nu")
+        by_hand = {mu: (nu + 1) * (x - mu) / (nu * s**2 + (x - mu)**2),
+                   s: -1 / s + (nu + 1) * (x - mu)**2 / (s * (nu * s**2 + (x - mu)**2))}
+        text = (generated_tree / "latex" / f"{name}.tex").read_text()
+        fisher = text[text.index(r"\subsection*{Fisher information}"):
+                      text.index(r"\subsection*{Line element")]
+        assert r"\int\limits_{-\infty}^{\infty} u_{\mu}(x)^{2} f(x)\, dx" in fisher, name
+        assert r"2 \mu - 2 x" not in fisher and r"- \mu + x" not in fisher, name
+        NamedScores(family.derivation, printer)  # registers the score names
+        width = lambda e: visible_width(printer.doprint(e))  # noqa: E731
+        stated = fisher[:fisher.index("raosymproposition")]
+        for index, coordinate in enumerate(spec.coordinate_symbols):
+            shown = readable_form(family.derivation.scores[index], [x], width)
+            assert printer.doprint(shown) in stated, (name, coordinate)
+            if coordinate in by_hand:
+                assert sympy.simplify(shown - by_hand[coordinate]) == 0, (name, coordinate)
+
+
+def test_composition_scores_read_as_written(catalog, generated_tree):
+    """The Gaussian's composition step showed ``-(2\\mu_1 - 2x_1)/(2\\sigma_1^2)``: it shows
+    ``(x_1 - \\mu_1)/\\sigma_1^2``, which is the score of a Gaussian in its mean."""
+    import sympy
+
+    text = (generated_tree / "latex" / "gaussian.tex").read_text()
+    step = text[text.index(r"\item Composition"):]
+    step = step[:step.index(r"\end{align*}")]
+    assert r"\frac{x_{1} - \mu_{1}}{\sigma_{1}^{2}}" in step
+    assert r"\frac{x_{2} - \mu_{2}}{\sigma_{2}^{2}}" in step
+    assert r"2 \mu_{1}" not in step
+    x, mu = sympy.symbols("x_1 mu_1", real=True)
+    sigma = sympy.Symbol("sigma_1", positive=True)
+    density = sympy.exp(-(x - mu)**2 / (2 * sigma**2)) / sympy.sqrt(2 * sympy.pi * sigma**2)
+    assert sympy.simplify(sympy.diff(sympy.log(density), mu) - (x - mu) / sigma**2) == 0
+
+
+def test_stable_forms_are_written_as_mathematics(generated_tree):
+    """Randomized response's stable RDP form read like code (``log1p``, ``expm1``, ``if ...
+    <= 2:``, ``otherwise:``): no section writes a library function or a case as code; the
+    cases are set after their values (``\\qquad \\text{if } ...``, ``\\text{otherwise}``)."""
+    for name in FAMILIES:
+        text = (generated_tree / "latex" / f"{name}.tex").read_text()
+        for token in (r"\operatorname{log1p}", r"\operatorname{expm1}", r"\text{otherwise:}",
+                      r"\text{:}"):
+            assert token not in text, (name, token)
+    bernoulli = (generated_tree / "latex" / "bernoulli.tex").read_text()
+    curve = bernoulli[bernoulli.index("its RDP curve) is"):]
+    curve = curve[:curve.index(r"\end{align*}")]
+    assert r"\qquad \text{if } " in curve and r"\qquad \text{otherwise}" in curve
+    assert r"\log{\left(\frac{p}{1 - p} \right)}" in curve
+    assert r"- \frac{p}{p - 1}" not in curve
+
+
+def test_signs_and_orders_are_chosen_as_a_reader_writes_them():
+    """The printer writes ``x - mu`` (not SymPy's ``-mu + x``), takes a product's minus sign
+    into a factor (``p/(1 - p)`` for ``-p/(p - 1)``), an even power of a negated sum as the
+    power of the sum; each form is the same expression (checked here by SymPy)."""
+    import sympy
+
+    from raosym.emit.latex.printer import sign_chosen
+    from raosym.spec import load_spec
+    from conftest import DERIVATIONS
+
+    printer = ProofPrinter(load_spec(DERIVATIONS / "gaussian.toml"))
+    p, x, mu, nu = sympy.symbols("p x mu nu", real=True)
+    sigma = sympy.Symbol("sigma", positive=True)
+    cases = {
+        -mu + x: r"x - \mu",
+        -p / (p - 1): r"\frac{p}{1 - p}",
+        -1 / (p * (p - 1)): r"\frac{1}{p \left(1 - p\right)}",
+        -(2 * mu - 2 * x) / (2 * sigma**2): r"\frac{2 x - 2 \mu}{2 \sigma^{2}}",
+        (-nu / 2 - sympy.Rational(1, 2))**2: r"\left(\frac{\nu}{2} + \frac{1}{2}\right)^{2}",
+        -nu / 2 - sympy.Rational(1, 2): r"- \frac{\nu}{2} - \frac{1}{2}",
+    }
+    for expr, expected in cases.items():
+        assert printer.doprint(expr) == expected, expr
+    for expr in (-p / (p - 1), -1 / (p * (p - 1)), -(2 * mu - 2 * x) / (2 * sigma**2)):
+        chosen = sign_chosen(expr)
+        assert chosen is not None and sympy.simplify(chosen - expr) == 0

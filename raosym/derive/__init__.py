@@ -9,7 +9,7 @@ import sympy
 
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded
 from raosym.derive.distance import derive_distance
-from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries
+from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries, scores
 from raosym.derive.geometry import derive_geometry, geometry_unavailable, metric_only_geometry
 from raosym.derive.mechanism import derive_mechanism
 from raosym.derive.multivariate import multivariate_distance
@@ -92,4 +92,5 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
         distance=distance,
         mechanism=mechanism,
         unavailable=tuple(unavailable),
+        scores=scores(spec),
     )

@@ -742,7 +742,7 @@ IDENTITIES = {
         lambda: _sqrt(_x) - _sqrt(_y) - (_x - _y) / (_sqrt(_x) + _sqrt(_y))),
     "log": Identity(
         sympy.log(_x) - sympy.log(_y), log1p((_x - _y) / _y),
-        "log x − log y = log1p((x − y)/y)",
+        "log x − log y = log(1 + (x − y)/y)",
         lambda: sympy.expand_log(sympy.log(_x) - sympy.log(_y)
                                  - sympy.expand_func(log1p((_x - _y) / _y)), force=True)),
     "log of a product": Identity(

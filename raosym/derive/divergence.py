@@ -701,8 +701,8 @@ def _stable_renyi(forward: sympy.Expr, steps: list) -> sympy.Expr | None:
     # x - largest unfactored: factor() would split log(p/(1 - p)) into a difference again.
     inner = sympy.Add(*[c * sympy.exp(x - largest) for c, x in terms])
     shifted = log1p_form(sympy.log(inner))
-    _rewrite_step("The remaining logarithm, with M the largest exponent, as log1p of a sum of "
-                  "terms expm1.", sympy.log(inner), shifted, _rules(4), steps)
+    _rewrite_step("The remaining logarithm, with M the largest exponent, as log(1 + u) with u "
+                  "a sum of terms w (exp(y) - 1).", sympy.log(inner), shifted, _rules(4), steps)
     large = log1p_form(largest_over_a) + shifted / a
     small = log1p_form(small)
     return sympy.Piecewise((small, largest <= SWITCH), (large, True))
@@ -731,7 +731,7 @@ def _stable_directions(forward, backward, textbook, kl, steps) -> tuple:
                 continue
             _rewrite_step("A direction as terms of order alpha - 1, divided by alpha - 1.",
                           sympy.log(value) / _EXCESS, stable_value,
-                          "`log(X(a)) = log(X(0)) + log1p((X(a) - X(0))/X(0))`; the logarithm "
+                          "`log(X(a)) = log(X(0)) + log(1 + (X(a) - X(0))/X(0))`; the logarithm "
                           "of the sum at a = 0 is log(1) = 0", steps)
     stable = sympy.Max(*forms)
     directions = kl.args if isinstance(kl, sympy.Max) else (kl,)

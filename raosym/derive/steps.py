@@ -131,3 +131,7 @@ class Derivation:
     mechanism: MechanismDerivation | None = None
     #: What could not be derived or verified, with the reasons (see :class:`Unavailable`).
     unavailable: tuple[Unavailable, ...] = ()
+    #: The scores ``s_i = d log f / d theta_i`` the Fisher entries integrate (in the order of
+    #: the coordinates), exactly as the Fisher ladder formed them: a proof states them once
+    #: and writes its integrals of score products with them.
+    scores: tuple[sympy.Expr, ...] = ()

@@ -32,7 +32,7 @@ from raosym.functions import RULES
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.forms import line_element_form, positive_form, written_form
+from raosym.emit.latex.forms import line_element_form, positive_form, readable_form, written_form
 from raosym.emit.latex.layout import (
     continued_rows,
     display_rows,
@@ -116,6 +116,8 @@ def section_context(verified: Verified) -> dict:
     score = score_letter(spec)
     entries = derivation.entries
     shared = _shared_steps(entries)
+    named = NamedScores(derivation, printer)
+    formatted_entries = [_entry(spec, entry, len(shared), printer, named) for entry in entries]
     return {
         "header": header_lines(verified, TEMPLATES),
         "name": spec.name,
@@ -137,7 +139,9 @@ def section_context(verified: Verified) -> dict:
         "constants": [_parameter(p.name, p.domain, printer) for p in spec.constants],
         "hypotheses": [printer.prose.latex(h) for h in _hypotheses(verified)],
         "shared_steps": _steps(shared, printer, first=1, lemmas=FISHER_LEMMAS),
-        "entries": [_entry(spec, entry, len(shared), printer) for entry in entries],
+        "entries": formatted_entries,
+        # the scores, stated once where a proof integrates their products
+        "score_rows": named.rows() if named.used else [],
         "geometry_steps": _steps(_geometry_steps(derivation.geometry.steps, spec), printer,
                                  first=1),
         "verification": _verification(verified),
@@ -154,8 +158,9 @@ def section_context(verified: Verified) -> dict:
                 for number, step in enumerate(_geometry_steps(steps, spec), start=first)]),
         "accounting": accounting_context(  # mechanisms only
             verified, printer,
-            lambda steps, printer, first: _steps(steps, printer, first=first,
-                                                 lemmas=ACCOUNTING_LEMMAS)),
+            lambda steps, printer, first: _steps(
+                [_readable_scores(step, spec, printer) for step in steps], printer,
+                first=first, lemmas=ACCOUNTING_LEMMAS)),
     }
 
 
@@ -167,6 +172,94 @@ HALF_PLANE_NAMES = {sympy.Symbol("x"): r"\xi", sympy.Symbol("dx"): r"\mathrm{d}\
 HALF_PLANE_STRATEGIES = ("half-plane", "shear", "curvature")
 HALF_PLANE_WORDS = {"x": r"\xi", "dx": r"\mathrm{d}\xi", "x_1": r"\xi_{1}",
                     "x_2": r"\xi_{2}"}
+
+
+class NamedScores:
+    r"""The scores of a family, named in its proofs: an integral of a product of scores
+    against the density, which the Fisher ladder writes out in full (SymPy's derivatives,
+    ``(2\mu - 2x)^2`` and all), is displayed as ``\int u_\mu(x)^2 f(x) \, dx``, and the
+    scores are stated once, before the proofs, in the form a reader writes them
+    (:func:`readable_form`). Only the display changes: the integral is the same."""
+
+    def __init__(self, derivation, printer: ProofPrinter):
+        spec = derivation.spec
+        self.spec, self.printer, self.scores = spec, printer, tuple(derivation.scores)
+        self.used = False
+        letter = score_letter(spec)
+        self.functions = []
+        for parameter in spec.coordinates:
+            name = f"raosym_score_{parameter.name}"
+            printer._names_by_name[name] = f"{letter}_{{{symbol_latex(parameter.name)}}}"
+            self.functions.append(sympy.Function(name))
+        self.density = sympy.Function("f")
+
+    def replacements(self, entry: FisherEntry) -> dict:
+        """``{s_i s_j f: u_i(x) u_j(x) f(x)}`` for an entry (nothing for a family of several
+        variables, or a derivation without its scores)."""
+        if len(self.scores) != len(self.spec.coordinates) or self.spec.multivariate:
+            return {}
+        x = self.spec.variable
+        raw = self.scores[entry.row] * self.scores[entry.column] * self.spec.density
+        i, j = self.functions[entry.row](x), self.functions[entry.column](x)
+        pair = (i**2,) if entry.row == entry.column else (i, j)
+        return {raw: sympy.Mul(*pair, self.density(x), evaluate=False)}
+
+    def named(self, step: ProofStep, mapping: dict) -> ProofStep:
+        """``step`` with the integrands of ``mapping`` named (see the class docstring)."""
+        if not mapping:
+            return step
+
+        def swap(expr):
+            return expr.xreplace(mapping) if isinstance(expr, sympy.Basic) else expr
+
+        swapped = dataclasses.replace(
+            step, lhs=swap(step.lhs), rhs=swap(step.rhs),
+            chain=tuple(swap(side) for side in step.chain),
+            also=tuple((swap(lhs), swap(rhs)) for lhs, rhs in step.also))
+        if swapped == step:
+            return step
+        self.used = True
+        if step.strategy in DEFINITIONS:
+            swapped = dataclasses.replace(
+                swapped, justification=swapped.justification + ", with the scores above")
+        return swapped
+
+    def rows(self) -> list[str]:
+        """The rows of the display that states the scores."""
+        x = self.spec.variable
+        width = _width(self.printer)
+        equations = [display_rows(self.printer.doprint(function(x)),
+                                  readable_form(score, [x], width), self.printer)
+                     for function, score in zip(self.functions, self.scores)]
+        if all(len(rows) == 1 for rows in equations) and len(side_by_side(equations)) == 1:
+            return side_by_side(equations)  # short scores on one row
+        return [row for rows in equations for row in rows]  # else one below the other
+
+
+def _width(printer: ProofPrinter):
+    return lambda expr: visible_width(printer.doprint(expr))
+
+
+def _readable_scores(step: ProofStep, spec: FamilySpec, printer: ProofPrinter) -> ProofStep:
+    """A step that states scores (``d/dmu_1 log f(x_1, x_2) = ...``) with each written as a
+    reader writes it (:func:`readable_form`): in ``x_1 - mu_1``, over one denominator."""
+    def is_score(lhs) -> bool:
+        return (isinstance(lhs, sympy.Derivative) and isinstance(lhs.expr, sympy.log)
+                and isinstance(lhs.expr.args[0], sympy.core.function.AppliedUndef))
+
+    if not is_score(step.lhs):
+        return step
+    name = spec.variable.name
+    width = _width(printer)
+
+    def readable(expr):
+        variables = sorted((s for s in expr.free_symbols if s.name == name
+                            or s.name.startswith(name + "_")), key=sympy.default_sort_key)
+        return readable_form(expr, variables, width)
+
+    return dataclasses.replace(
+        step, rhs=readable(step.rhs),
+        also=tuple((lhs, readable(rhs) if is_score(lhs) else rhs) for lhs, rhs in step.also))
 
 
 def family_printers(verified: Verified) -> tuple[ProofPrinter, ProofPrinter]:
@@ -221,15 +314,21 @@ def _shared_steps(entries: tuple[FisherEntry, ...]) -> tuple[ProofStep, ...]:
 INLINE_VALUE = 40.0
 
 
-def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrinter) -> dict:
+def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrinter,
+           named: NamedScores) -> dict:
     row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
     symbol = fisher_latex(row, column)
     mirror = fisher_latex(column, row) if row != column else ""
+    mapping = named.replacements(entry)
+    steps = [named.named(step, mapping) for step in entry.steps]
     # A numeric entry is stated as its defining expectation.
-    value = entry.steps[0].rhs if entry.value is None else entry.value
+    value = steps[0].rhs if entry.value is None else entry.value
     value_text = printer.doprint(value)
-    # The form the literature writes, with the signs of its factors chosen positive.
+    # The form the literature writes, with the signs of its factors chosen positive (unless
+    # the printer already writes it so).
     literature = positive_form(entry.value, spec) if entry.value is not None else None
+    if literature is not None and printer.doprint(literature[0]) == value_text:
+        literature = None
     shown = value_text if literature is None else (
         f"{value_text} = {printer.doprint(literature[0])}")
     rows = []
@@ -246,7 +345,7 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
         "strategy": tex_text(entry.strategy),
         "hypotheses": [printer.prose.latex(h) for h in entry.hypotheses],
         "shared": shared,
-        "steps": _steps(entry.steps[shared:], printer, first=shared + 1, lemmas=FISHER_LEMMAS),
+        "steps": _steps(steps[shared:], printer, first=shared + 1, lemmas=FISHER_LEMMAS),
         "signs": [] if literature is None else [
             {"base": printer.doprint(base), "negated": printer.doprint(-base)}
             for base in literature[1]],

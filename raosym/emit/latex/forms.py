@@ -114,7 +114,38 @@ def collected_form(expr: sympy.Expr) -> tuple[sympy.Expr, list] | None:
     if not changed:
         return None
     return expr.xreplace(changed), identities
-__all__ = ["collected_form", "negative_on_domain", "positive_form"]
+__all__ = ["collected_form", "negative_on_domain", "positive_form", "readable_form"]
+
+
+def readable_form(expr: sympy.Expr, variables, width) -> sympy.Expr:
+    """A score as a reader writes it: ``(x - mu)/sigma^2`` for SymPy's derivative
+    ``-(2 mu - 2 x)/(2 sigma^2)``. Where ``expr`` depends on a variable ``x`` only through
+    ``x - c`` for a parameter ``c`` (a location), it is written in ``y = x - c``; then the
+    candidates (the expression, its terms over one denominator, that fraction factored, its
+    common factors taken out) are compared by ``width`` (the printed width) and the narrowest
+    is kept, provided SymPy confirms it equals ``expr`` (``cancel`` of the difference is 0)."""
+    shifted, back = expr, {}
+    for index, variable in enumerate(variables):
+        if variable not in shifted.free_symbols:
+            continue
+        y = sympy.Dummy(f"y{index}", real=True)
+        for c in sorted(shifted.free_symbols - set(variables), key=sympy.default_sort_key):
+            moved = shifted.subs(variable, c + y)
+            if not moved.free_symbols & {c, variable}:
+                shifted, back[y] = moved, variable - c
+                break
+    candidates = [expr]
+    for form in (shifted, sympy.cancel(shifted), sympy.factor(sympy.cancel(shifted)),
+                 sympy.factor_terms(shifted)):
+        candidate = form.xreplace(back)
+        if candidate not in candidates:
+            candidates.append(candidate)
+    best = expr
+    for candidate in candidates[1:]:
+        if width(candidate) < width(best) and sympy.cancel(
+                sympy.together(candidate - expr)) == 0:
+            best = candidate
+    return best
 
 
 def literature_form(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:

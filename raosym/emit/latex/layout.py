@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass
 
 import sympy
+from sympy.codegen.cfunctions import expm1, log1p
 
 #: Widths are in units of about one math character of 10 pt type (see visible_width).
 #: The widest line of a display inside a proof's enumerate (the appendix's text width less
@@ -233,6 +234,20 @@ class LineBreaker:
             return self._product(expr, width)
         if isinstance(expr, sympy.exp):
             return self._wrap(r"\exp", expr.args[0], "", width, force_delimiters=True)
+        if isinstance(expr, log1p):  # printed log(1 + u)
+            inner = self.lines(expr.args[0], width - 8.0)
+            first = inner[0].text
+            inner[0] = Line(("1 " if first.lstrip().startswith("-") else "1 + ") + first,
+                            inner[0].indent)
+            inner = _delimited(inner, "(", ")")
+            inner[0] = Line(r"\log" + inner[0].text, inner[0].indent)
+            return [inner[0]] + [Line(line.text, line.indent + 1) for line in inner[1:]]
+        if isinstance(expr, expm1):  # printed (e^u - 1): broken as (exp(u) - 1)
+            lines = self._wrap(r"\exp", expr.args[0], "", width - 4.0, force_delimiters=True)
+            if lines is None:
+                return None
+            lines[-1] = Line(lines[-1].text + " - 1", lines[-1].indent)
+            return _delimited(lines, "(", ")")
         if isinstance(expr, sympy.Pow):
             if expr.exp == sympy.S.Half:
                 return self._wrap("", expr.base, "^{1/2}", width, force_delimiters=True)
@@ -328,7 +343,7 @@ class LineBreaker:
                                   force_delimiters=True)
             return None
         needs_delimiters = isinstance(child, sympy.Add) and not prefix.rstrip().endswith(
-            ("(", "[", "|", "."))
+            ("(", "[", "|", ".", "+"))
         return self._wrap(prefix, child, suffix, width, force_delimiters=needs_delimiters)
 
     def _function_head(self, expr: sympy.Function) -> str:
@@ -361,17 +376,28 @@ class LineBreaker:
         return lines
 
     def _piecewise(self, expr: sympy.Piecewise, width: float) -> list[Line] | None:
-        """A piecewise expression case by case (a ``cases`` environment cannot be broken
-        across lines): a line ``if c_k:`` (``otherwise:`` for the last), then the value
-        ``v_k`` on the lines below it, indented."""
-        lines = []
-        for value, condition in expr.args:
+        r"""A piecewise expression case by case, as a paper sets cases too long for a
+        ``cases`` environment (which cannot be broken across lines): each value on its lines,
+        followed by its condition (``\qquad \text{if } c_k,``; ``\text{otherwise}`` for the
+        last), each case starting a line and its continuation lines indented once more."""
+        lines: list[Line] = []
+        cases = list(expr.args)
+        for index, (value, condition) in enumerate(cases):
             if condition == sympy.true:
-                lines.append(Line(r"\text{otherwise:}"))
+                tag = r"\text{otherwise}"
             else:
-                lines.append(Line(rf"\text{{if }} {self.text(condition)}\text{{:}}"))
-            lines += [Line(line.text, line.indent + 1)
-                      for line in self.lines(value, width - INDENT)]
+                tag = (rf"\text{{if }} {self.text(condition)}"
+                       + ("," if index < len(cases) - 1 else ""))
+            value_lines = self.lines(value, width - INDENT)
+            value_lines = [value_lines[0]] + [Line(line.text, line.indent + 1)
+                                              for line in value_lines[1:]]
+            last = value_lines[-1]
+            joined = Line(rf"{last.text} \qquad {tag}", last.indent)
+            if line_width(joined) <= width:
+                value_lines[-1] = joined
+            else:
+                value_lines.append(Line(rf"\qquad {tag}", last.indent + 1))
+            lines += value_lines
         return lines
 
 

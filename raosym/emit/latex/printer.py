@@ -16,6 +16,7 @@ from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
 from raosym.derive.steps import fisher_symbol
+from raosym.functions import log_ratio
 from raosym.spec.model import FamilySpec
 
 #: Names SymPy prints as Greek letters (as subscripts too: D_alpha).
@@ -194,6 +195,47 @@ def _unevaluated(expr: sympy.Expr) -> bool:
         return False
 
 
+def ratio_logarithm(expr: log_ratio) -> sympy.Expr:
+    """``log_ratio(d, e)``, the logarithm ``log(1 + d)`` of ``A = 1 + d`` that the generated
+    code evaluates as ``log1p(d)`` or ``-log1p(e)``, as a proof writes it: ``log(A)`` with
+    ``1 + d`` over one denominator (``log(p/(1 - p))`` for ``d = (2p - 1)/(1 - p)``), when that
+    is the shorter form."""
+    argument = sympy.Add(1, expr.args[0])
+    combined = sympy.cancel(sympy.together(argument))
+    if sympy.count_ops(combined) < sympy.count_ops(argument):
+        argument = combined
+    return sympy.log(argument, evaluate=False)
+
+
+def _minus_terms(expr: sympy.Add) -> int:
+    return sum(1 for term in expr.args if takes_minus(term))
+
+
+def sign_chosen(expr: sympy.Mul) -> sympy.Expr | None:
+    """A product with a negative coefficient written with the sign taken into one of its
+    factors ``B**e`` (``B`` a sum, ``e`` an odd integer) instead, when ``-B`` has no more
+    minus signs than ``B``: ``-p/(p - 1)`` as ``p/(1 - p)``, ``-(2 mu - 2 x)/(2 sigma^2)`` as
+    ``(2 x - 2 mu)/(2 sigma^2)``. A denominator's sign is taken first. The same expression
+    (``(-1)**e = -1``), only the way it is written; None when no factor takes the sign."""
+    coefficient, rest = expr.as_coeff_Mul()
+    if not (coefficient.is_Number and coefficient.is_negative):
+        return None
+    factors = list(sympy.Mul.make_args(rest))
+    order = sorted(range(len(factors)), key=lambda k: not (
+        factors[k].is_Pow and factors[k].exp.is_negative))
+    for index in order:
+        base, exponent = factors[index].as_base_exp()
+        if not (isinstance(base, sympy.Add) and exponent.is_Integer and exponent % 2 == 1):
+            continue
+        if _minus_terms(-base) > _minus_terms(base):
+            continue
+        others = factors[:index] + factors[index + 1:]
+        chosen = sympy.Mul(-coefficient, *others, sympy.Pow(-base, exponent))
+        if chosen.as_coeff_Mul()[0].is_positive:
+            return chosen
+    return None
+
+
 def point_latex(spec: FamilySpec) -> str:
     r"""The point of the manifold: ``\theta``, or ``\vartheta`` when a parameter is theta."""
     return r"\vartheta" if any(symbol_latex(p.name) == r"\theta"
@@ -225,6 +267,8 @@ class ProofPrinter(LatexPrinter):
         super().__init__({"symbol_names": names})
 
     def _print(self, expr, **kwargs) -> str:
+        if isinstance(expr, log_ratio):
+            expr = ratio_logarithm(expr)
         key = (expr, self.written, self._settings["order"], tuple(sorted(kwargs.items())))
         try:
             return self._printed[key]
@@ -233,6 +277,26 @@ class ProofPrinter(LatexPrinter):
             return text
         except TypeError:  # an unhashable argument (a list of rows) is printed every time
             return super()._print(expr, **kwargs)
+
+    def _print_Pow(self, expr: sympy.Pow) -> str:
+        """An even power of a sum with more minus signs than its negation as that power of
+        the negation: ``((nu + 1)/2)^2``-like ``(nu/2 + 1/2)^2``, not ``(-nu/2 - 1/2)^2``."""
+        base, exponent = expr.args
+        if (isinstance(base, sympy.Add) and exponent.is_Integer and exponent % 2 == 0
+                and _minus_terms(-base) < _minus_terms(base)):
+            return self._print(sympy.Pow(-base, exponent, evaluate=False))
+        return super()._print_Pow(expr)
+
+    def _print_Function(self, expr, exp: str | None = None) -> str:
+        r"""A function the proof names (the scores ``u_\mu(x)`` of an integrand, registered
+        with the printer's names) as its name and arguments; any other as SymPy's."""
+        name = (self._names_by_name.get(expr.func.__name__)
+                if isinstance(expr, AppliedUndef) else None)
+        if name is None:
+            return super()._print_Function(expr, exp=exp)
+        arguments = ", ".join(self._print(argument) for argument in expr.args)
+        text = rf"{name}({arguments})"
+        return rf"{text}^{{{exp}}}" if exp else text
 
     def _print_Derivative(self, expr: sympy.Derivative) -> str:
         r"""``\partial^2 A / \partial\mu \partial\sigma`` for a function the proof names
@@ -250,8 +314,18 @@ class ProofPrinter(LatexPrinter):
 
     def _print_Mul(self, expr: sympy.Mul) -> str:
         r"""An unevaluated product (a combination the engine built factor by factor) keeps its
-        factors in order, joined by ``\cdot``; any other product prints as SymPy's."""
+        factors in order, joined by ``\cdot``; any other product prints as SymPy's, with its
+        signs chosen as a reader writes them (:func:`sign_chosen`: ``p/(1 - p)``, not
+        ``-p/(p - 1)``)."""
+        bases = [factor.as_base_exp()[0] for factor in expr.args]
+        if bases and all(isinstance(base, AppliedUndef) for base in bases) and any(
+                base.func.__name__ in self._names_by_name for base in bases):
+            # named functions side by side, in the order given: u_mu(x)^2 f(x)
+            return " ".join(self._print(factor) for factor in expr.args)
         if not _unevaluated(expr):
+            chosen = sign_chosen(expr)
+            if chosen is not None:
+                return self._print(chosen)
             return super()._print_Mul(expr)
         factors = list(expr.args)
         denominator = [factor for factor in factors if isinstance(factor, sympy.Pow)
@@ -352,9 +426,20 @@ class ProofPrinter(LatexPrinter):
         return rf"\left({text}\right)^{{{exp}}}" if exp else text
 
     def _print_expm1(self, expr, exp: str | None = None) -> str:
-        # SymPy prints expm1 as "expm" with a subscript 1.
-        text = rf"\operatorname{{expm1}}\left({self._print(expr.args[0])}\right)"
+        # Mathematics, not the name of the library function the generated code calls for it
+        # (SymPy prints expm1 as "expm" with a subscript 1).
+        text = rf"\left(e^{{{self._print(expr.args[0])}}} - 1\right)"
         return rf"{text}^{{{exp}}}" if exp else text
+
+    def _print_log1p(self, expr, exp: str | None = None) -> str:
+        # log(1 + u) as a proof writes it; the generated code evaluates it as log1p(u).
+        text = rf"\log\left({self.one_plus(expr.args[0])}\right)"
+        return rf"\left({text}\right)^{{{exp}}}" if exp else text
+
+    def one_plus(self, term: sympy.Expr) -> str:
+        """``1 + term`` printed in that order (``1 - v`` for a term printed with a minus)."""
+        printed = self._print(term)
+        return f"1 {printed}" if printed.lstrip().startswith("-") else f"1 + {printed}"
 
     def _print_beta(self, expr: sympy.beta, exp: str | None = None) -> str:
         # SymPy 1.14 prints the arguments of beta with str() ("nu/2").
@@ -370,11 +455,24 @@ class ProofPrinter(LatexPrinter):
         constant = sorted({node for node in expr.atoms(sympy.Integral, sympy.Sum)
                            if not node.free_symbols}, key=sympy.default_sort_key)
         if not constant:
-            return super()._as_ordered_terms(expr, order=order)
+            return self._positive_first(super()._as_ordered_terms(expr, order=order))
         names = {node: sympy.Symbol(f"_constant{index}") for index, node in enumerate(constant)}
         originals = {symbol: node for node, symbol in names.items()}
         ordered = super()._as_ordered_terms(expr.xreplace(names), order=order)
-        return [term.xreplace(originals) for term in ordered]
+        return self._positive_first([term.xreplace(originals) for term in ordered])
+
+    def _positive_first(self, terms: list) -> list:
+        """Terms in print order with a term printed without a minus sign first, when the
+        first one has a minus sign: ``x - \mu``, not ``-\mu + x`` (SymPy's order)."""
+        if len(terms) < 2 or not self._printed_negative(terms[0]):
+            return terms
+        for index, term in enumerate(terms[1:], start=1):
+            if not self._printed_negative(term):
+                return [term, *terms[:index], *terms[index + 1:]]
+        return terms
+
+    def _printed_negative(self, term: sympy.Expr) -> bool:
+        return self._print(term).lstrip().startswith("-")
 
     def signed_terms(self, expr: sympy.Add) -> list[str]:
         """The terms of a sum as ``_print_Add`` prints them, the first bare and the others
@@ -397,14 +495,16 @@ class ProofPrinter(LatexPrinter):
         terms = ([t for t in expr.args if t != 0] or [sympy.S.Zero]) if _unevaluated(expr) \
             else self._as_ordered_terms(expr)
         for index, term in enumerate(terms):
-            if index and takes_minus(term) and not self._print(
-                    negated(term)).lstrip().startswith("-"):
-                parts.append(("- ", negated(term)))
-            elif index and self._print(term).lstrip().startswith("-"):
-                # a term that prints with its own minus sign ((1 - p)*e^y taken for -(p - 1)*e^y)
+            if not index:
                 parts.append(("", term))
+            elif not self._printed_negative(term):
+                # also a term whose sign the printer chose (1/(1 - p) for -1/(p - 1))
+                parts.append(("+ ", term))
+            elif takes_minus(term) and not self._printed_negative(negated(term)):
+                parts.append(("- ", negated(term)))
             else:
-                parts.append(("+ " if index else "", term))
+                # a term that prints with its own minus sign
+                parts.append(("", term))
         return parts
 
     def _print_Add(self, expr: sympy.Add, order=None) -> str:

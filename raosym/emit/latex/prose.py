@@ -58,7 +58,7 @@ FUNCTIONS = {
     "gamma": r"\Gamma({0})", "Gamma": r"\Gamma({0})", "beta": r"\mathrm{{B}}({0})",
     "B": r"\mathrm{{B}}({0})", "digamma": r"\psi({0})", "psi": r"\psi({0})",
     "zeta": r"\zeta({0})", "eta": r"\eta({0})", "erf": r"\operatorname{{erf}}({0})",
-    "log1p": r"\operatorname{{log1p}}({0})", "expm1": r"\operatorname{{expm1}}({0})",
+    "log1p": r"\log(1 + {0})", "expm1": r"(e^{{{0}}} - 1)",
     "diag": r"\operatorname{{diag}}({0})", "sign": r"\operatorname{{sign}}({0})",
     "Max": r"\max({0})", "max": r"\max({0})", "Min": r"\min({0})", "min": r"\min({0})",
     "sup": r"\sup({0})", "factorial": r"{0}!",
