@@ -191,7 +191,8 @@ class NamedScores:
             name = f"raosym_score_{parameter.name}"
             printer._names_by_name[name] = f"{letter}_{{{symbol_latex(parameter.name)}}}"
             self.functions.append(sympy.Function(name))
-        self.density = sympy.Function("f")
+        printer._names_by_name["raosym_density"] = "f"
+        self.density = sympy.Function("raosym_density")
 
     def replacements(self, entry: FisherEntry) -> dict:
         """``{s_i s_j f: u_i(x) u_j(x) f(x)}`` for an entry (nothing for a family of several

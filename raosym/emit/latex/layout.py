@@ -22,6 +22,8 @@ from dataclasses import dataclass
 import sympy
 from sympy.codegen.cfunctions import expm1, log1p
 
+from raosym.emit.latex.printer import chosen_form
+
 #: Widths are in units of about one math character of 10 pt type (see visible_width).
 #: The widest line of a display inside a proof's enumerate (the appendix's text width less
 #: the list indentation), with a margin for the estimate's error.
@@ -219,6 +221,10 @@ class LineBreaker:
         return self.printer.doprint(expr)
 
     def lines(self, expr: sympy.Basic, width: float = DISPLAY_WIDTH) -> list[Line]:
+        if isinstance(expr, sympy.Piecewise) and len(expr.args) > 1:
+            # case by case in display style, even where a cases environment would fit (its
+            # fractions would be set in text style)
+            return self._piecewise(expr, width)
         text = self.text(expr)
         if visible_width(text) <= width:
             return [Line(text)]
@@ -228,6 +234,9 @@ class LineBreaker:
     # -- by head
 
     def _break(self, expr, width) -> list[Line] | None:
+        chosen = chosen_form(expr)
+        if chosen is not None:  # the form that is printed (p/(1 - p) for -p/(p - 1))
+            expr = chosen
         if isinstance(expr, sympy.Add):
             return self._sum(expr, width)
         if isinstance(expr, sympy.Mul):

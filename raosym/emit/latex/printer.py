@@ -211,6 +211,26 @@ def _minus_terms(expr: sympy.Add) -> int:
     return sum(1 for term in expr.args if takes_minus(term))
 
 
+def even_power_chosen(expr: sympy.Pow) -> sympy.Expr | None:
+    """``(-B)**e`` for ``B**e`` with ``B`` a sum with more minus signs than ``-B`` and ``e`` an
+    even integer (the same expression, written with fewer signs); None otherwise."""
+    base, exponent = expr.args
+    if (isinstance(base, sympy.Add) and exponent.is_Integer and exponent % 2 == 0
+            and _minus_terms(-base) < _minus_terms(base)):
+        return sympy.Pow(-base, exponent, evaluate=False)
+    return None
+
+
+def chosen_form(expr: sympy.Basic) -> sympy.Basic | None:
+    """The form the printer writes ``expr`` in when it chooses its signs (a product, an even
+    power), for the line breaker to break what is printed; None when it prints as it is."""
+    if isinstance(expr, sympy.Mul) and not _unevaluated(expr):
+        return sign_chosen(expr)
+    if isinstance(expr, sympy.Pow):
+        return even_power_chosen(expr)
+    return None
+
+
 def sign_chosen(expr: sympy.Mul) -> sympy.Expr | None:
     """A product with a negative coefficient written with the sign taken into one of its
     factors ``B**e`` (``B`` a sum, ``e`` an odd integer) instead, when ``-B`` has no more
@@ -281,10 +301,9 @@ class ProofPrinter(LatexPrinter):
     def _print_Pow(self, expr: sympy.Pow) -> str:
         """An even power of a sum with more minus signs than its negation as that power of
         the negation: ``((nu + 1)/2)^2``-like ``(nu/2 + 1/2)^2``, not ``(-nu/2 - 1/2)^2``."""
-        base, exponent = expr.args
-        if (isinstance(base, sympy.Add) and exponent.is_Integer and exponent % 2 == 0
-                and _minus_terms(-base) < _minus_terms(base)):
-            return self._print(sympy.Pow(-base, exponent, evaluate=False))
+        chosen = even_power_chosen(expr)
+        if chosen is not None:
+            return self._print(chosen)
         return super()._print_Pow(expr)
 
     def _print_Function(self, expr, exp: str | None = None) -> str:
