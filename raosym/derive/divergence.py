@@ -701,8 +701,8 @@ def _stable_renyi(forward: sympy.Expr, steps: list) -> sympy.Expr | None:
     # x - largest unfactored: factor() would split log(p/(1 - p)) into a difference again.
     inner = sympy.Add(*[c * sympy.exp(x - largest) for c, x in terms])
     shifted = log1p_form(sympy.log(inner))
-    _rewrite_step("The remaining logarithm, with M the largest exponent, as log(1 + u) with u "
-                  "a sum of terms w (exp(y) - 1).", sympy.log(inner), shifted, _rules(4), steps)
+    _rewrite_step("The remaining logarithm, with M the largest exponent, as log(1 + u), where u "
+                  "is a sum of terms w (exp(y) - 1).", sympy.log(inner), shifted, _rules(4), steps)
     large = log1p_form(largest_over_a) + shifted / a
     small = log1p_form(small)
     return sympy.Piecewise((small, largest <= SWITCH), (large, True))

@@ -317,12 +317,14 @@ def _reduce_location_scale(spec, integrand, location, scale):
     lower = spec.support.lower if location is None else -sympy.oo
     before = sympy.Integral(integrand, (x, spec.support.lower, spec.support.upper))
     after = coefficient * sympy.Integral(reduced, (t, lower, spec.support.upper))
-    change = sympy.Eq(x, shift + stretch * t)
+    # written location first, as x = mu + s t (sstr would sort b*t + mu)
+    stretched = sympy.sstr(t) if stretch == 1 else f"{sympy.sstr(stretch)}*{sympy.sstr(t)}"
+    written = stretched if shift == 0 else f"{sympy.sstr(shift)} + {stretched}"
     step = ProofStep(
         "Change variables to the standardized variable t (location-scale reduction).",
         before,
         after,
-        f"substitute {sympy.sstr(change.lhs)} = {sympy.sstr(change.rhs)}, "
+        f"substitute {sympy.sstr(x)} = {written}, "
         f"dx = {sympy.sstr(stretch)} dt: the integrand is then a function of t alone",
         "location-scale",
     )

@@ -379,7 +379,7 @@ def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = No
     ``=``), as a paper writes a computation, instead of printing the expression again."""
     shown, renamed = [], {}
     for step in steps:
-        if step.strategy in REWRITES and not step_rows(step, printer):
+        if step.strategy in REWRITES and (not step_rows(step, printer) or regrouping(step)):
             continue
         if _renaming(step):
             # dropped, and the steps after it keep the variable the reader saw last
@@ -407,6 +407,18 @@ def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = No
     for number, step in enumerate(formatted, start=first):
         step["number"] = number
     return formatted
+
+
+def regrouping(step: ProofStep) -> bool:
+    """Whether a rewrite only regroups a rational function of its symbols (``D^2 (a + 1)/2
+    = D^2 a/2 + D^2/2``, a "stable form" that multiplies out): nothing a reader checks."""
+    if step.lhs is None or getattr(step, "chain", ()) or getattr(step, "also", ()):
+        return False
+    sides = (step.lhs, step.rhs)
+    if not all(isinstance(side, sympy.Expr) and not side.atoms(sympy.Function)
+               and side.is_rational_function(*side.free_symbols) for side in sides):
+        return False
+    return sympy.cancel(step.lhs - step.rhs) == 0
 
 
 #: Strategies of a step that states a definition a computation then starts from.

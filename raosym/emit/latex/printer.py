@@ -482,7 +482,7 @@ class ProofPrinter(LatexPrinter):
 
     def _positive_first(self, terms: list) -> list:
         """Terms in print order with a term printed without a minus sign first, when the
-        first one has a minus sign: ``x - \mu``, not ``-\mu + x`` (SymPy's order)."""
+        first one has a minus sign: ``x - mu``, not ``-mu + x`` (SymPy's order)."""
         if len(terms) < 2 or not self._printed_negative(terms[0]):
             return terms
         for index, term in enumerate(terms[1:], start=1):
