@@ -621,6 +621,6 @@ def test_signs_and_orders_are_chosen_as_a_reader_writes_them():
     }
     for expr, expected in cases.items():
         assert printer.doprint(expr) == expected, expr
-    for expr in (-p / (p - 1), -1 / (p * (p - 1)), -(2 * mu - 2 * x) / (2 * sigma**2)):
+    for expr in (-p / (p - 1), -1 / (p * (p - 1)), -x / (2 * (mu - x))):
         chosen = sign_chosen(expr)
         assert chosen is not None and sympy.simplify(chosen - expr) == 0
