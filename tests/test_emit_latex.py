@@ -599,9 +599,10 @@ def test_stable_forms_are_written_as_mathematics(generated_tree):
 
 
 def test_signs_and_orders_are_chosen_as_a_reader_writes_them():
-    """The printer writes ``x - mu`` (not SymPy's ``-mu + x``), takes a product's minus sign
-    into a factor (``p/(1 - p)`` for ``-p/(p - 1)``), an even power of a negated sum as the
-    power of the sum; each form is the same expression (checked here by SymPy)."""
+    """The printer writes ``x - mu`` (not SymPy's ``-mu + x``, also inside ``|...|``), takes a
+    product's minus sign into a factor (``p/(1 - p)`` for ``-p/(p - 1)``), an even power of a
+    negated sum as the power of the sum, ``(nu + 1)/2`` for ``nu/2 + 1/2``; each form is the
+    same expression (checked here by SymPy)."""
     import sympy
     from conftest import DERIVATIONS
 
@@ -616,8 +617,11 @@ def test_signs_and_orders_are_chosen_as_a_reader_writes_them():
         -p / (p - 1): r"\frac{p}{1 - p}",
         -1 / (p * (p - 1)): r"\frac{1}{p \left(1 - p\right)}",
         -(2 * mu - 2 * x) / (2 * sigma**2): r"\frac{2 x - 2 \mu}{2 \sigma^{2}}",
-        (-nu / 2 - sympy.Rational(1, 2))**2: r"\left(\frac{\nu}{2} + \frac{1}{2}\right)^{2}",
-        -nu / 2 - sympy.Rational(1, 2): r"- \frac{\nu}{2} - \frac{1}{2}",
+        (-nu / 2 - sympy.Rational(1, 2))**2: r"\left(\frac{\nu + 1}{2}\right)^{2}",
+        -nu / 2 - sympy.Rational(5, 2): r"- \frac{\nu + 5}{2}",
+        sympy.gamma(nu / 2 + sympy.Rational(1, 2)): r"\Gamma\left(\frac{\nu + 1}{2}\right)",
+        nu / 2 + 1: r"\frac{\nu}{2} + 1",
+        sympy.Abs(mu - x): r"\left|{x - \mu}\right|",
     }
     for expr, expected in cases.items():
         assert printer.doprint(expr) == expected, expr

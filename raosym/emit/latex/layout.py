@@ -277,7 +277,7 @@ class LineBreaker:
         pieces: list[list[Line]] = []
         for sign, term in printer.signed_parts(expr):
             text = printer._print(term)
-            bracket = printer._needs_add_brackets(term)
+            bracket = printer.needs_term_brackets(term)
             if bracket:
                 text = rf"\left({text}\right)"
             if visible_width(sign + text) <= width:

@@ -207,6 +207,21 @@ def ratio_logarithm(expr: log_ratio) -> sympy.Expr:
     return sympy.log(argument, evaluate=False)
 
 
+def over_common_denominator(expr: sympy.Add) -> sympy.Expr | None:
+    """A short sum whose terms all have rational coefficients of one denominator ``q > 1``
+    written over it, as the literature writes it: ``(nu + 1)/2`` for ``nu/2 + 1/2``, and
+    ``-(nu + 5)/2`` for ``-nu/2 - 5/2`` (in ``Gamma((nu + 1)/2)``, an exponent); None
+    otherwise (and for a sum the engine built unevaluated)."""
+    if len(expr.args) > 3 or _unevaluated(expr):
+        return None
+    denominators = {term.as_coeff_Mul()[0].q if term.as_coeff_Mul()[0].is_Rational else 0
+                    for term in expr.args}
+    if len(denominators) != 1 or denominators.pop() < 2:
+        return None
+    common = sympy.factor_terms(expr)
+    return common if isinstance(common, sympy.Mul) else None
+
+
 def _minus_terms(expr: sympy.Add) -> int:
     return sum(1 for term in expr.args if takes_minus(term))
 
@@ -280,6 +295,10 @@ class ProofPrinter(LatexPrinter):
         #: Whether an unevaluated product is printed as written (see doprint_written).
         self.written = False
         self._differential_names = {f"d{p.name}" for p in spec.coordinates}
+        #: The names of the sample variables (x, and x_1, x_2 of a composition).
+        variable = getattr(spec, "variable", None)
+        self._variables = set() if variable is None else {
+            variable.name, f"{variable.name}_1", f"{variable.name}_2"}
         #: Every subexpression printed, by expression and printing state: the layout prints a
         #: long sum's terms again for each way of breaking it, and SymPy's product printer
         #: asks of each negative power whether its exponent is constant, which may simplify.
@@ -499,10 +518,17 @@ class ProofPrinter(LatexPrinter):
         printed = []
         for index, (sign, term) in enumerate(self.signed_parts(expr)):
             text = self._print(term)
-            if self._needs_add_brackets(term):
+            if self.needs_term_brackets(term):
                 text = rf"\left({text}\right)"
             printed.append(sign + text)
         return printed
+
+    def needs_term_brackets(self, term: sympy.Expr) -> bool:
+        """Whether a term of a sum is bracketed: as SymPy decides, except a sum printed as
+        one fraction over its common denominator (``- (nu + 5)/2``, not ``- ((nu + 5)/2)``)."""
+        if isinstance(term, sympy.Add) and over_common_denominator(term) is not None:
+            return False
+        return self._needs_add_brackets(term)
 
     def signed_parts(self, expr: sympy.Add) -> list[tuple[str, sympy.Expr]]:
         """``(sign, term)`` for each term of a sum, in print order: ``""`` for the first,
@@ -527,4 +553,22 @@ class ProofPrinter(LatexPrinter):
         return parts
 
     def _print_Add(self, expr: sympy.Add, order=None) -> str:
+        common = over_common_denominator(expr)
+        if common is not None:
+            return self._print(common)
         return " ".join(self.signed_terms(expr))
+
+    def _print_Abs(self, expr, exp: str | None = None) -> str:
+        """``|x - mu|`` for SymPy's ``|mu - x|``: a difference inside the bars is written with
+        the family's variable first (``|-B| = |B|``)."""
+        argument = expr.args[0]
+        if isinstance(argument, sympy.Add) and self._variable_first(-argument) and not (
+                self._variable_first(argument)):
+            text = rf"\left|{{{self._print(-argument)}}}\right|"
+            return rf"{text}^{{{exp}}}" if exp else text
+        return super()._print_Abs(expr, exp=exp)
+
+    def _variable_first(self, expr: sympy.Add) -> bool:
+        """Whether the first printed term of a sum is a sample variable (``x``, ``x_1``)."""
+        first = self._as_ordered_terms(expr)[0]
+        return first.is_Symbol and first.name in self._variables
