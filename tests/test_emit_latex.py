@@ -628,3 +628,22 @@ def test_signs_and_orders_are_chosen_as_a_reader_writes_them():
     for expr in (-p / (p - 1), -1 / (p * (p - 1)), -x / (2 * (mu - x))):
         chosen = sign_chosen(expr)
         assert chosen is not None and sympy.simplify(chosen - expr) == 0
+
+
+def test_no_fraction_inside_a_fraction_in_the_gaussian_distance(catalog, generated_tree):
+    """The Gaussian Rao distance read ``acosh(1 + ((mu_1 - mu_2)^2/2 + (sigma_1 -
+    sigma_2)^2)/(2 sigma_1 sigma_2))``, a fraction in a fraction set in script size: it reads
+    over one denominator, the form of the literature (Atkinson and Mitchell 1981), which is
+    checked here against the derived distance."""
+    import sympy
+
+    derivation = verified(catalog, "gaussian").derivation
+    (m1, s1), (m2, s2) = derivation.distance.points
+    literature = sympy.sqrt(2) * sympy.acosh(
+        1 + ((m1 - m2)**2 + 2 * (s1 - s2)**2) / (4 * s1 * s2))
+    assert sympy.simplify(derivation.distance.textbook - literature) == 0
+    text = (generated_tree / "latex" / "gaussian.tex").read_text()
+    proposition = text[text.index(r"\subsection*{Rao distance}"):]
+    proposition = proposition[:proposition.index(r"\end{align*}")]
+    assert (r"\frac{\left(\mu_{1} - \mu_{2}\right)^{2} + 2 \left(\sigma_{1} - \sigma_{2}\right)"
+            r"^{2}}{4 \sigma_{1} \sigma_{2}}") in proposition

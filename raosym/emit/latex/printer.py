@@ -240,10 +240,36 @@ def chosen_form(expr: sympy.Basic) -> sympy.Basic | None:
     """The form the printer writes ``expr`` in when it chooses its signs (a product, an even
     power), for the line breaker to break what is printed; None when it prints as it is."""
     if isinstance(expr, sympy.Mul) and not _unevaluated(expr):
-        return sign_chosen(expr)
+        cleared = fraction_cleared(expr)
+        return cleared if cleared is not None else sign_chosen(expr)
     if isinstance(expr, sympy.Pow):
         return even_power_chosen(expr)
     return None
+
+
+def _has_denominator(expr: sympy.Expr) -> bool:
+    return sympy.fraction(expr, exact=True)[1] != 1
+
+
+def fraction_cleared(expr: sympy.Mul) -> sympy.Expr | None:
+    """A quotient whose numerator is a short sum with a fraction among its terms written over one
+    denominator: ``((mu_1 - mu_2)^2 + 2 (sigma_1 - sigma_2)^2)/(4 sigma_1 sigma_2)``, not
+    ``((mu_1 - mu_2)^2/2 + (sigma_1 - sigma_2)^2)/(2 sigma_1 sigma_2)`` (a fraction in a
+    fraction, set in script size). The same expression (SymPy's ``together``); None when the
+    numerator has no such term, or the result would still have one."""
+    numerator, denominator = sympy.fraction(expr, exact=True)
+    if denominator == 1:
+        return None
+    sums = [factor for factor in sympy.Mul.make_args(numerator) if isinstance(factor, sympy.Add)]
+    if len(sums) != 1 or len(sums[0].args) > 3 or not any(
+            _has_denominator(term) for term in sums[0].args):
+        return None  # (a long sum over its common denominator would be longer still)
+    cleared = sympy.together(expr)
+    top = sympy.fraction(cleared, exact=True)[0]
+    if cleared == expr or any(_has_denominator(term) for factor in sympy.Mul.make_args(top)
+                              if isinstance(factor, sympy.Add) for term in factor.args):
+        return None
+    return cleared
 
 
 def sign_chosen(expr: sympy.Mul) -> sympy.Expr | None:
@@ -361,7 +387,9 @@ class ProofPrinter(LatexPrinter):
             # named functions side by side, in the order given: u_mu(x)^2 f(x)
             return " ".join(self._print(factor) for factor in expr.args)
         if not _unevaluated(expr):
-            chosen = sign_chosen(expr)
+            chosen = fraction_cleared(expr)
+            if chosen is None:
+                chosen = sign_chosen(expr)
             if chosen is not None:
                 return self._print(chosen)
             return super()._print_Mul(expr)
