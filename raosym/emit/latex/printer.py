@@ -219,7 +219,11 @@ def over_common_denominator(expr: sympy.Add) -> sympy.Expr | None:
     if len(denominators) != 1 or denominators.pop() < 2:
         return None
     common = sympy.factor_terms(expr)
-    return common if isinstance(common, sympy.Mul) else None
+    if not isinstance(common, sympy.Mul) or any(
+            _has_denominator(term) for factor in common.args if isinstance(factor, sympy.Add)
+            for term in factor.args):
+        return None  # (Delta_1^2/s_1^2 + Delta_2^2/s_2^2)/2 would put a fraction in a fraction
+    return common
 
 
 def _minus_terms(expr: sympy.Add) -> int:
