@@ -622,6 +622,9 @@ def test_signs_and_orders_are_chosen_as_a_reader_writes_them():
         sympy.gamma(nu / 2 + sympy.Rational(1, 2)): r"\Gamma\left(\frac{\nu + 1}{2}\right)",
         nu / 2 + 1: r"\frac{\nu}{2} + 1",
         sympy.Abs(mu - x): r"\left|{x - \mu}\right|",
+        (-nu - 3) / nu: r"- \frac{\nu + 3}{\nu}",
+        sympy.log(1 + x / sigma) / (nu - 1):
+            r"\frac{1}{\nu - 1} \log{\left(1 + \frac{x}{\sigma} \right)}",
     }
     for expr, expected in cases.items():
         assert printer.doprint(expr) == expected, expr
@@ -647,3 +650,6 @@ def test_no_fraction_inside_a_fraction_in_the_gaussian_distance(catalog, generat
     proposition = proposition[:proposition.index(r"\end{align*}")]
     assert (r"\frac{\left(\mu_{1} - \mu_{2}\right)^{2} + 2 \left(\sigma_{1} - \sigma_{2}\right)"
             r"^{2}}{4 \sigma_{1} \sigma_{2}}") in proposition
+    # and a function of a fraction is set after the quotient's bar, not above it
+    student = (generated_tree / "latex" / "student_t.tex").read_text()
+    assert r"\frac{\sqrt{2} \sqrt{\nu}}{\sqrt{\nu + 3}} \operatorname{acosh}" in student

@@ -195,6 +195,11 @@ def _unevaluated(expr: sympy.Expr) -> bool:
         return False
 
 
+#: Functions whose argument, a sum holding a fraction, is set after a quotient's bar rather
+#: than above it (see ProofPrinter._tall_functions_apart).
+TALL_FUNCTIONS = (sympy.log, sympy.acosh, sympy.asinh, sympy.atan, sympy.asin, sympy.acos)
+
+
 def ratio_logarithm(expr: log_ratio) -> sympy.Expr:
     """``log_ratio(d, e)``, the logarithm ``log(1 + d)`` of ``A = 1 + d`` that the generated
     code evaluates as ``log1p(d)`` or ``-log1p(e)``, as a proof writes it: ``log(A)`` with
@@ -283,6 +288,20 @@ def sign_chosen(expr: sympy.Mul) -> sympy.Expr | None:
     ``(2 x - 2 mu)/(2 sigma^2)``. A denominator's sign is taken first. The same expression
     (``(-1)**e = -1``), only the way it is written; None when no factor takes the sign."""
     coefficient, rest = expr.as_coeff_Mul()
+    if coefficient.is_Number and coefficient.is_positive:
+        # a sum of negative terms over a denominator loses its signs to the quotient:
+        # -(nu + 3)/nu, not (-nu - 3)/nu
+        factors = list(sympy.Mul.make_args(rest))
+        if not any(f.is_Pow and f.exp.is_negative for f in factors):
+            return None
+        for index, factor in enumerate(factors):
+            base, exponent = factor.as_base_exp()
+            if (isinstance(base, sympy.Add) and exponent.is_Integer and exponent % 2 == 1
+                    and _minus_terms(-base) == 0 < _minus_terms(base)):
+                others = factors[:index] + factors[index + 1:]
+                return sympy.Mul(-coefficient, *others, sympy.Pow(-base, exponent),
+                                 evaluate=False) if others else None
+        return None
     if not (coefficient.is_Number and coefficient.is_negative):
         return None
     factors = list(sympy.Mul.make_args(rest))
@@ -396,6 +415,9 @@ class ProofPrinter(LatexPrinter):
                 chosen = sign_chosen(expr)
             if chosen is not None:
                 return self._print(chosen)
+            split = self._tall_functions_apart(expr)
+            if split is not None:
+                return split
             return super()._print_Mul(expr)
         factors = list(expr.args)
         denominator = [factor for factor in factors if isinstance(factor, sympy.Pow)
@@ -441,6 +463,22 @@ class ProofPrinter(LatexPrinter):
             juxtaposed = self.written or self._differentials(factor)
             text += (("" if not index else " " if juxtaposed else r" \cdot ") + printed)
         return sign + text
+
+    def _tall_functions_apart(self, expr: sympy.Mul) -> str | None:
+        r"""A quotient with a function of a fraction above its bar (``\sqrt{2\nu}
+        \operatorname{acosh}(1 + a/b)/\sqrt{\nu + 3}``) printed as the quotient of the other
+        factors times the function, so that the fraction inside is not set in script size."""
+        numerator, denominator = sympy.fraction(expr, exact=True)
+        if denominator == 1:
+            return None
+        tall = [factor for factor in sympy.Mul.make_args(numerator)
+                if isinstance(factor, TALL_FUNCTIONS) and r"\frac" in self._print(factor.args[0])
+                and (isinstance(factor.args[0], sympy.Add) or not isinstance(factor, sympy.log))]
+        if not tall:
+            return None
+        rest = sympy.Mul(*(f for f in sympy.Mul.make_args(numerator) if f not in tall))
+        head = self._print(rest / denominator)
+        return head + " " + " ".join(self._print(factor) for factor in tall)
 
     def _differentials(self, expr: sympy.Expr) -> bool:
         """Whether an expression is a product of powers of coordinate differentials."""
