@@ -12,6 +12,7 @@ from __future__ import annotations
 import unicodedata
 
 import sympy
+from sympy.codegen.cfunctions import log1p
 from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
@@ -197,7 +198,8 @@ def _unevaluated(expr: sympy.Expr) -> bool:
 
 #: Functions whose argument, a sum holding a fraction, is set after a quotient's bar rather
 #: than above it (see ProofPrinter._tall_functions_apart).
-TALL_FUNCTIONS = (sympy.log, sympy.acosh, sympy.asinh, sympy.atan, sympy.asin, sympy.acos)
+TALL_FUNCTIONS = (sympy.log, log1p, sympy.acosh, sympy.asinh, sympy.atan, sympy.asin,
+                  sympy.acos)
 
 
 def ratio_logarithm(expr: log_ratio) -> sympy.Expr:
@@ -473,7 +475,8 @@ class ProofPrinter(LatexPrinter):
             return None
         tall = [factor for factor in sympy.Mul.make_args(numerator)
                 if isinstance(factor, TALL_FUNCTIONS) and r"\frac" in self._print(factor.args[0])
-                and (isinstance(factor.args[0], sympy.Add) or not isinstance(factor, sympy.log))]
+                and (isinstance(factor.args[0], sympy.Add)  # (log1p prints log(1 + u))
+                     or not isinstance(factor, sympy.log))]
         if not tall:
             return None
         rest = sympy.Mul(*(f for f in sympy.Mul.make_args(numerator) if f not in tall))
