@@ -29,9 +29,9 @@ Scalar curvature
 
 Verification (mpmath at 40 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    15 checks at 12 seeded points; every Fisher and curvature check agreed to at least 39.7
+    15 checks at 12 seeded points; every Fisher and curvature check agreed to at least 38
     digits (30 required).
-    g_p_p                  7 points, min 39.7 digits (30 required)
+    g_p_p                  7 points, min 38 digits (30 required)
     rao_distance           5 points, min 40 digits (20 required)
     rao_distance_textbook  3 points, min 40 digits (20 required)
 """
