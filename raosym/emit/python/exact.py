@@ -24,6 +24,7 @@ Everywhere else the float formula is kept, at NumPy speed. The emitted-code gate
 from __future__ import annotations
 
 import sympy
+from sympy.codegen.cfunctions import log1p
 from sympy.printing.pycode import MpmathPrinter
 
 from raosym.errors import EmitError
@@ -46,8 +47,20 @@ def cancelling_sums(expr: sympy.Expr, coordinates: set[sympy.Symbol]) -> list[sy
 
 
 def _can_cancel(total: sympy.Add, coordinates: set[sympy.Symbol]) -> bool:
-    signs = {term.could_extract_minus_sign() for term in sympy.Add.make_args(total)}
-    return len(signs) == 2 and needs_guard(total, coordinates)
+    """Terms of both signs, or one of a sign SymPy cannot tell (``log(1 - p)``, negative on
+    the whole domain though written without a minus, cancels the ``p`` beside it)."""
+    signs = {_sign(term) for term in sympy.Add.make_args(total)}
+    return (len(signs) == 2 or None in signs) and needs_guard(total, coordinates)
+
+
+def _sign(term: sympy.Expr) -> int | None:
+    if term.is_nonnegative:
+        return 1
+    if term.is_nonpositive:
+        return -1
+    if term.has(sympy.Function):
+        return None  # a function of unknown sign, however the term is written
+    return -1 if term.could_extract_minus_sign() else 1
 
 
 def absolute_size(total: sympy.Add) -> sympy.Expr:
@@ -85,6 +98,10 @@ def exact_function(name: str, expr: sympy.Expr, coordinates: set[sympy.Symbol]) 
     order), returning ``expr`` in mpmath and, for each of its sums that can cancel, the pair
     (sum of the absolute values of its terms, sum): ``_exact_value`` raises the precision
     until every sum keeps enough digits. Subexpressions are shared (``_e0 = ...``)."""
+    # log1p is exact for a tiny argument at any precision; log(1 + u) would need the digits
+    # of u beyond 1 (p = 1e-300 needs 300 of them).
+    expr = expr.replace(lambda e: isinstance(e, sympy.log) and e.args[0].is_Add
+                        and sympy.S.One in e.args[0].args, lambda e: log1p(e.args[0] - 1))
     sums = cancelling_sums(expr, coordinates)
     watched = [quantity for total in sums for quantity in (absolute_size(total), total)]
     replacements, reduced = sympy.cse([expr, *watched], symbols=sympy.numbered_symbols("_e"),
