@@ -24,9 +24,9 @@ Everywhere else the float formula is kept, at NumPy speed. The emitted-code gate
 from __future__ import annotations
 
 import sympy
-from sympy.codegen.cfunctions import log1p
 from sympy.printing.pycode import MpmathPrinter
 
+from raosym.emit.python.printer import log1p_forms
 from raosym.errors import EmitError
 
 
@@ -98,10 +98,8 @@ def exact_function(name: str, expr: sympy.Expr, coordinates: set[sympy.Symbol]) 
     order), returning ``expr`` in mpmath and, for each of its sums that can cancel, the pair
     (sum of the absolute values of its terms, sum): ``_exact_value`` raises the precision
     until every sum keeps enough digits. Subexpressions are shared (``_e0 = ...``)."""
-    # log1p is exact for a tiny argument at any precision; log(1 + u) would need the digits
-    # of u beyond 1 (p = 1e-300 needs 300 of them).
-    expr = expr.replace(lambda e: isinstance(e, sympy.log) and e.args[0].is_Add
-                        and sympy.S.One in e.args[0].args, lambda e: log1p(e.args[0] - 1))
+    # log(1 + u) at p = 1e-300 would need 300 digits of u beyond the 1.
+    expr = log1p_forms(expr)
     sums = cancelling_sums(expr, coordinates)
     watched = [quantity for total in sums for quantity in (absolute_size(total), total)]
     replacements, reduced = sympy.cse([expr, *watched], symbols=sympy.numbered_symbols("_e"),

@@ -75,6 +75,13 @@ def _pair_differences(add: sympy.Add) -> sympy.Expr:
     return sympy.Add(*terms)
 
 
+def log1p_forms(expr: sympy.Expr) -> sympy.Expr:
+    """Every ``log(1 + u)`` as ``log1p(u)``: exact for a tiny ``u`` in floats and at any
+    mpmath precision, where ``log(1 + u)`` needs the digits of ``u`` beyond the 1."""
+    return expr.replace(lambda e: isinstance(e, sympy.log) and e.args[0].is_Add
+                        and sympy.S.One in e.args[0].args, lambda e: log1p(e.args[0] - 1))
+
+
 def _log1pmx_pairs(add: sympy.Add) -> sympy.Expr:
     """``c*log(1 + u) - c*u + r`` as ``c*log1pmx(u) + r`` (``u`` with a variable, every term of
     ``-c*u`` a term of the sum): the log-series family's ``p + log(1 - p)`` cancels to
@@ -226,9 +233,7 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
     expr = expr.replace(lambda e: isinstance(e, sympy.asin), _as_atan2)
     expr = expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.log, log1p),
                         _log1pmx_pairs)
-    expr = expr.replace(lambda e: isinstance(e, sympy.log) and e.args[0].is_Add
-                        and sympy.S.One in e.args[0].args,
-                        lambda e: log1p(e.args[0] - 1))
+    expr = log1p_forms(expr)
     return expr.replace(lambda e: isinstance(e, sympy.Add), _pair_differences)
 
 
