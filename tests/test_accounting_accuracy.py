@@ -29,6 +29,7 @@ from pathlib import Path
 import mpmath as mp
 import numpy as np
 import pytest
+import scipy.optimize
 
 from raosym import accounting
 
@@ -85,7 +86,7 @@ def _peak(exponent, d):
     best = max(range(len(grid)), key=values.__getitem__)
     low, high = grid[max(best - 1, 0)], grid[min(best + 1, len(grid) - 1)]
     golden = (mp.sqrt(5) - 1) / 2
-    for _ in range(200):
+    for _ in range(80):  # a bracket 1e-17 of the grid step: the peak only places breaks
         left, right = high - golden * (high - low), low + golden * (high - low)
         if exponent(left) > exponent(right):
             high = right
@@ -264,8 +265,10 @@ def test_curve_kl_and_budget_against_mpmath(name):
 
 
 def _mp_dp_epsilon(reference, values, count, delta, alpha_hint):
-    """min over α of Balle et al.'s bound for ``count`` releases (mpmath; golden section in
-    u = log(α - 1) on a bracket around the hint, checked to hold the minimum)."""
+    """min over α of Balle et al.'s bound for ``count`` releases (mpmath; in u = log(α - 1),
+    on a bracket around the hint checked to hold the minimum). The minimum is located by
+    SciPy's bounded Brent search to 1e-9 in u, a dozen evaluations where a golden section
+    takes forty; the value there is within (1e-9)^2 of the minimum, and is computed in mpmath."""
     with mp.workdps(DIGITS):
         log_delta = mp.log(mp.mpf(delta))
 
@@ -278,14 +281,11 @@ def _mp_dp_epsilon(reference, values, count, delta, alpha_hint):
         low, high = centre - 1, centre + 1
         middle = bound(centre)
         assert bound(low) > middle and bound(high) > middle, "the bracket holds no minimum"
-        golden = (mp.sqrt(5) - 1) / 2
-        while high - low > mp.mpf(10) ** -9:
-            left, right = high - golden * (high - low), low + golden * (high - low)
-            if bound(left) < bound(right):
-                high = right
-            else:
-                low = left
-        return bound((low + high) / 2)
+        search = scipy.optimize.minimize_scalar(
+            lambda u: float(bound(mp.mpf(u))), bounds=(float(low), float(high)),
+            method="bounded", options={"xatol": 1e-9})
+        assert search.success, search
+        return bound(mp.mpf(search.x))
 
 
 CALIBRATIONS = {  # mechanism -> (the parameter solved, the others given)

@@ -7,6 +7,8 @@ heads and prints with ``strict=True``, so anything it cannot print is an error, 
 
 from __future__ import annotations
 
+import functools
+
 from collections.abc import Callable, Sequence
 
 import mpmath
@@ -72,10 +74,27 @@ def mpmath_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
     """A function of ``symbols`` (positional) evaluating ``expr`` at mpmath's working precision.
 
     ``cse`` evaluates common subexpressions once (worth it for lists of expressions that share
-    costly special functions, such as Christoffel symbols with polygamma)."""
+    costly special functions, such as Christoffel symbols with polygamma). Made once per
+    expression: :func:`evaluate` is called for the same forms at hundreds of points (a
+    conversion's search over the order), and printing the code costs a hundred evaluations."""
+    return _lambdified(_frozen(expr), tuple(symbols), cse)
+
+
+def _frozen(expr):
+    """Lists of expressions (a Hessian's rows) as tuples, hashable; :func:`_thawed` undoes it."""
+    return tuple(map(_frozen, expr)) if isinstance(expr, list) else expr
+
+
+def _thawed(expr):
+    return list(map(_thawed, expr)) if isinstance(expr, tuple) else expr
+
+
+@functools.lru_cache(maxsize=1024)
+def _lambdified(expr: sympy.Expr, symbols: tuple, cse: bool) -> Callable:
     printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
     namespace = {"mpmath": _MpmathNamespace()}
-    expr = with_complementary_erf(expr)
+    # Lists of expressions, kept as (hashable) tuples, give lists as lambdify's did.
+    expr = with_complementary_erf(_thawed(expr))
     return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer,
                           cse=cse)
 

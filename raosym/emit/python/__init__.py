@@ -29,7 +29,8 @@ from raosym.emit.python.distance import distance_context, distance_docstring
 from raosym.emit.python.exact import (absolute_size, cancelling_sums, exact_function,
                                       needs_guard)
 from raosym.emit.python.numeric import numeric_contexts, numeric_fisher_entry, with_numeric_calls
-from raosym.emit.python.printer import ModulePrinter, check_printable, stable_forms
+from raosym.emit.python.printer import (ModulePrinter, check_printable, log1pmx_coefficients,
+                                        stable_forms)
 from raosym.emit.render import environment
 from raosym.errors import EmitError
 from raosym.spec.names import constant_name_problem, local_name
@@ -122,6 +123,17 @@ def with_accuracy(source: str, accuracy: dict) -> str:
 MATH_FREE_HELPERS = frozenset({"ive", "log1p_quotient", "asinh_quotient", "hypot"})
 
 
+def _shared_helpers(accounting: dict | None) -> set[str]:
+    """The helpers of helpers.py.j2 that the accounting's functions use too (``_log1pmx``,
+    which a Fisher entry may also need): printed once, among the module's helpers."""
+    if accounting is None:
+        return set()
+    functions = [accounting[key] for key in ("rdp", "kl") if accounting[key] is not None]
+    used = {helper for function in [*functions, accounting["theta"]]
+            for helper in function["helpers"]}
+    return used & {"log1pmx"}
+
+
 def module_context(verified: Verified) -> dict:
     """Everything the module template lays out, as strings."""
     derivation = verified.derivation
@@ -146,6 +158,7 @@ def module_context(verified: Verified) -> dict:
     # SciPy's special functions are imported (see with_local_scipy_imports), not a helper
     # printed into the module.
     helpers.discard("scipy.special")
+    accounting = accounting_context(verified)  # mechanisms only
     printed = fisher["printed"] + (curvature["printed"] if curvature else [])
     printed += distance["printed"] if distance and distance["closed"] else []
     return {
@@ -167,8 +180,9 @@ def module_context(verified: Verified) -> dict:
             line_element_docstring(spec, derivation.geometry.line_element))},
         "curvature": curvature,
         "distance": distance,
-        "helpers": sorted(helpers),
-        "accounting": (accounting := accounting_context(verified)),  # mechanisms only
+        "helpers": sorted(helpers | _shared_helpers(accounting)),
+        "log1pmx_series": log1pmx_coefficients(),
+        "accounting": accounting,
         # math is imported only when used: by a helper (factorials), a scalar gamma or the
         # distance (math.prod of its shape, the numeric geodesic solver).
         "uses_math": bool(helpers - MATH_FREE_HELPERS) or bool(numeric_entries)

@@ -48,9 +48,6 @@ class AccountingPrinter(ModulePrinter):
     def _print_expm1mx(self, expr):
         return self._helper("expm1mx", *expr.args)
 
-    def _print_log1pmx(self, expr):
-        return self._helper("log1pmx", *expr.args)
-
     def _print_log_ratio(self, expr):
         raise EmitError(f"{expr} must be printed through with_wide_forms")
 
@@ -153,7 +150,6 @@ def accounting_context(verified: Verified) -> dict | None:
         "closed": curve.closed,
         "reason": curve.reason,
         "series": _series_coefficients(),
-        "log1pmx_series": _log1pmx_coefficients(),
         "numeric": None,
         "outputs": _outputs_context(spec, mechanism, rename, scalars, names),
         "tolerance": repr(QUADRATURE_TOLERANCE),
@@ -329,17 +325,6 @@ def _scalar_function(expr: sympy.Expr, rename: dict) -> dict:
     printer = ScalarPrinter()
     return {"assignments": [(str(symbol), printer.doprint(value)) for symbol, value in replacements],
             "code": printer.doprint(reduced)}
-
-
-#: Terms of the series of (log(1 + u) - u)/u**2 + 1/2 the helper sums for |u| < 1/4: the
-#: first term left out is below 0.25**31/33 ~ 7e-21.
-_LOG1PMX_TERMS = 30
-
-
-def _log1pmx_coefficients() -> list[str]:
-    """The coefficients (-1)**(k + 1)/(k + 2) of u**k, k = 1 .. _LOG1PMX_TERMS, in
-    (log(1 + u) - u)/u**2 = -1/2 + u/3 - u**2/4 + ... (lowest first)."""
-    return [repr((-1) ** (k + 1) / (k + 2)) for k in range(1, _LOG1PMX_TERMS + 1)]
 
 
 def _series_coefficients() -> list[str]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import sympy
 from sympy.printing.pycode import MpmathPrinter
 
+from raosym.emit.python.printer import log1p_forms
 from raosym.errors import EmitError
 
 
@@ -46,8 +47,20 @@ def cancelling_sums(expr: sympy.Expr, coordinates: set[sympy.Symbol]) -> list[sy
 
 
 def _can_cancel(total: sympy.Add, coordinates: set[sympy.Symbol]) -> bool:
-    signs = {term.could_extract_minus_sign() for term in sympy.Add.make_args(total)}
-    return len(signs) == 2 and needs_guard(total, coordinates)
+    """Terms of both signs, or one of a sign SymPy cannot tell (``log(1 - p)``, negative on
+    the whole domain though written without a minus, cancels the ``p`` beside it)."""
+    signs = {_sign(term) for term in sympy.Add.make_args(total)}
+    return (len(signs) == 2 or None in signs) and needs_guard(total, coordinates)
+
+
+def _sign(term: sympy.Expr) -> int | None:
+    if term.is_nonnegative:
+        return 1
+    if term.is_nonpositive:
+        return -1
+    if term.has(sympy.Function):
+        return None  # a function of unknown sign, however the term is written
+    return -1 if term.could_extract_minus_sign() else 1
 
 
 def absolute_size(total: sympy.Add) -> sympy.Expr:
@@ -85,6 +98,8 @@ def exact_function(name: str, expr: sympy.Expr, coordinates: set[sympy.Symbol]) 
     order), returning ``expr`` in mpmath and, for each of its sums that can cancel, the pair
     (sum of the absolute values of its terms, sum): ``_exact_value`` raises the precision
     until every sum keeps enough digits. Subexpressions are shared (``_e0 = ...``)."""
+    # log(1 + u) at p = 1e-300 would need 300 digits of u beyond the 1.
+    expr = log1p_forms(expr)
     sums = cancelling_sums(expr, coordinates)
     watched = [quantity for total in sums for quantity in (absolute_size(total), total)]
     replacements, reduced = sympy.cse([expr, *watched], symbols=sympy.numbered_symbols("_e"),

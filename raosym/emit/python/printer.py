@@ -26,6 +26,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.precedence import PRECEDENCE
 
 from raosym.errors import EmitError
+from raosym.functions import log1pmx
 
 
 class polygamma_difference(sympy.Function):
@@ -72,6 +73,35 @@ def _pair_differences(add: sympy.Add) -> sympy.Expr:
             if paired:
                 break
     return sympy.Add(*terms)
+
+
+def log1p_forms(expr: sympy.Expr) -> sympy.Expr:
+    """Every ``log(1 + u)`` as ``log1p(u)``: exact for a tiny ``u`` in floats and at any
+    mpmath precision, where ``log(1 + u)`` needs the digits of ``u`` beyond the 1."""
+    return expr.replace(lambda e: isinstance(e, sympy.log) and e.args[0].is_Add
+                        and sympy.S.One in e.args[0].args, lambda e: log1p(e.args[0] - 1))
+
+
+def _log1pmx_pairs(add: sympy.Add) -> sympy.Expr:
+    """``c*log(1 + u) - c*u + r`` as ``c*log1pmx(u) + r`` (``u`` with a variable, every term of
+    ``-c*u`` a term of the sum): the log-series family's ``p + log(1 - p)`` cancels to
+    ``-p**2/2`` and loses three digits at p = 0.001 written out."""
+    terms = set(add.args)
+    for term in add.args:
+        coefficient, function = term.as_independent(sympy.log, log1p, as_Add=False)
+        if isinstance(function, sympy.log):
+            u = sympy.expand(function.args[0] - 1)
+        elif isinstance(function, log1p):
+            u = function.args[0]
+        else:
+            continue
+        if not u.free_symbols:
+            continue
+        linear = set(sympy.Add.make_args(sympy.expand(-coefficient * u)))
+        if linear <= terms - {term}:
+            rest = terms - {term} - linear
+            return sympy.Add(coefficient * log1pmx(u), *rest)
+    return add
 
 
 class hypot(sympy.Function):
@@ -188,7 +218,10 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
     - ``k*polygamma(1, k) - 1`` and ``k*polygamma(2, k) + polygamma(1, k)`` become
       :class:`trigamma_excess` and :class:`trigamma_excess_slope` over powers of ``k``;
     - ``asin(u)`` becomes ``atan2(u, sqrt(1 - u**2))`` with ``1 - u**2`` factored, when it
-      factors (see :func:`_as_atan2`).
+      factors (see :func:`_as_atan2`);
+    - ``c*log(1 + u) - c*u`` becomes ``c*log1pmx(u)`` (see :func:`_log1pmx_pairs`), and any
+      other ``log(1 + u)`` becomes ``log1p(u)``: ``log(1 - p)`` from the rounded ``1 - p``
+      loses three digits at p = 0.001.
 
     The value is unchanged (each rewrite is an identity); only the way the module computes it.
     """
@@ -198,6 +231,9 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
                         _trigamma_forms)
     expr = expr.replace(lambda e: e.is_Pow and e.exp == sympy.S.Half and e.base.is_Add, _as_hypot)
     expr = expr.replace(lambda e: isinstance(e, sympy.asin), _as_atan2)
+    expr = expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.log, log1p),
+                        _log1pmx_pairs)
+    expr = log1p_forms(expr)
     return expr.replace(lambda e: isinstance(e, sympy.Add), _pair_differences)
 
 
@@ -359,6 +395,9 @@ class ModulePrinter(RangeSafeProducts, NumPyPrinter):
     def _print_polygamma(self, expr: sympy.polygamma) -> str:
         return self._helper("polygamma", *expr.args)
 
+    def _print_log1pmx(self, expr: log1pmx) -> str:
+        return self._helper("log1pmx", *expr.args)
+
     def _print_polygamma_difference(self, expr: polygamma_difference) -> str:
         self.helpers.add("polygamma")  # the difference helper shares the series coefficients
         return self._helper("polygamma_difference", *expr.args)
@@ -419,3 +458,15 @@ class ModulePrinter(RangeSafeProducts, NumPyPrinter):
         for arg in args[1:]:
             code = f"{function}({code}, {self._print(arg)})"
         return code
+
+
+#: Terms of the series of (log(1 + u) - u)/u**2 + 1/2 the helper sums for |u| < 1/4: the
+#: first term left out is below 0.25**31/33 ~ 7e-21.
+_LOG1PMX_TERMS = 30
+
+
+def log1pmx_coefficients() -> list[str]:
+    """The coefficients (-1)**(k + 1)/(k + 2) of u**k, k = 1 .. _LOG1PMX_TERMS, in
+    (log(1 + u) - u)/u**2 = -1/2 + u/3 - u**2/4 + ... (lowest first): the ``_log1pmx``
+    helper's series."""
+    return [repr((-1) ** (k + 1) / (k + 2)) for k in range(1, _LOG1PMX_TERMS + 1)]
