@@ -154,6 +154,7 @@ def module_context(verified: Verified) -> dict:
     if distance is not None:
         distance["docstring"] = docstring_literal(distance_docstring(verified))
     helpers = fisher_printer.helpers | (curvature_printer.helpers if curvature_printer else set())
+    helpers |= {name for entry in numeric_entries for name in entry.get("helpers", ())}
     helpers |= distance["helpers"] if distance and distance["closed"] else set()
     # SciPy's special functions are imported (see with_local_scipy_imports), not a helper
     # printed into the module.
@@ -175,6 +176,8 @@ def module_context(verified: Verified) -> dict:
         "k": len(coordinates),
         "fisher": fisher,
         "numeric_entries": numeric_entries,
+        "numeric_integrals": any(e["kind"] == "integral" for e in numeric_entries),
+        "numeric_series": any(e["kind"] == "series" for e in numeric_entries),
         "exact_functions": fisher["exact"] + (curvature["exact"] if curvature else []),
         "line_element": {"docstring": docstring_literal(
             line_element_docstring(spec, derivation.geometry.line_element))},
@@ -428,8 +431,7 @@ def module_docstring(verified: Verified) -> str:
         "    none beyond the declared domains"]
     lines += ["", "Fisher information g_ij = E[s_i s_j], s_i = d log f / d theta_i"]
     for entry in derivation.entries:
-        value = ("computed numerically by quadrature" if entry.value is None
-                 else _formula(entry.value))
+        value = (numerically(spec) if entry.value is None else _formula(entry.value))
         lines += _wrapped(f"{_entry_label(spec, entry.row, entry.column)} = "
                           f"{value}    ({entry.strategy})")
     lines += ["", "Line element"]
@@ -476,11 +478,16 @@ def fisher_docstring(spec: FamilySpec, fisher: sympy.Matrix) -> str:
     for i in range(k):
         for j in range(i + 1):
             value = fisher[i, j]
-            text = ("computed numerically by quadrature" if value.has(numeric_fisher_entry)
-                    else _formula(value))
+            text = (numerically(spec) if value.has(numeric_fisher_entry) else _formula(value))
             lines += _wrapped(f"{_entry_label(spec, i, j)} = {text}")
     lines += ["", _raises()]
     return _docstring(lines)
+
+
+def numerically(spec: FamilySpec) -> str:
+    """How the module computes an entry known only numerically."""
+    method = "summation of its series" if spec.support.discrete else "quadrature"
+    return f"computed numerically by {method}"
 
 
 def line_element_docstring(spec: FamilySpec, line_element: sympy.Expr) -> str:

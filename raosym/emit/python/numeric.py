@@ -1,19 +1,33 @@
-"""Fisher entries known only numerically, evaluated by quadrature in the generated module.
+"""Fisher entries known only numerically, evaluated by quadrature or summation in the module.
 
 Emit stage, Python backend. An entry no rung of the Fisher ladder closed (strategy
-``numeric``, ``value`` None, :func:`raosym.derive.fisher.numeric_entries`) stands in the derived matrix as its
-symbol ``g_a_b``. Here it is replaced by a call of a generated function
-``_fisher_entry_ROW_COLUMN(parameters)``, which integrates ``s_i s_j f`` over the support with
-SciPy's adaptive quadrature (``scipy.integrate.quad``, relative tolerance 1e-12) at every
-point of its broadcast arguments. The emitted-code gate measures the float accuracy against
-the verify stage's mpmath quadrature, and the docstring states it.
+``numeric``, ``value`` None, :func:`raosym.derive.fisher.numeric_entries`) stands in the
+derived matrix as its symbol ``g_a_b``. Here it is replaced by a call of a generated function
+``_fisher_entry_ROW_COLUMN(parameters)``, evaluated at every point of its broadcast arguments:
+
+- for a density, ``s_i s_j f`` integrated over the support by SciPy's adaptive quadrature
+  (``scipy.integrate.quad``, relative tolerance 1e-12);
+- for a mass function, the series ``sum_k s_i(k) s_j(k) f(k)`` (the module's ``_series_mean``:
+  the terms around the mode added one by one, the tails by the Euler-Maclaurin formula with
+  ``scipy.integrate.tanhsinh``), with ``f`` given by its ratio to the mode
+  (:func:`log_ratio`), in which no two large log-Gammas are subtracted.
+
+The emitted-code gate measures the float accuracy against the verify stage's mpmath
+quadrature or sum, and the docstring states it.
 """
 
 from __future__ import annotations
 
+import math
+from functools import partial
+
 import sympy
 
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
+
 from raosym.emit.python.distance import ScalarPrinter
+from raosym.emit.python.printer import (ModulePrinter, loggamma_difference,
+                                         loggamma_second_difference, stable_forms)
 from raosym.errors import EmitError
 from raosym.functions import with_complementary_erf
 
@@ -45,15 +59,15 @@ def with_numeric_calls(derivation, fisher: sympy.Matrix) -> sympy.Matrix:
 
 
 def numeric_contexts(derivation, rename: dict) -> list[dict]:
-    """The generated quadrature functions, one per numeric entry."""
+    """The generated quadrature (or series) functions, one per numeric entry."""
     spec = derivation.spec
     entries = [entry for entry in derivation.entries if entry.value is None]
     if not entries:
         return []
+    parameters = [rename.get(s, s).name for s in (*spec.coordinate_symbols,
+                                                  *spec.constant_symbols)]
     if spec.support.discrete:
-        raise EmitError("numeric Fisher entries of a discrete family are not emitted yet (the "
-                        "generated module would need a certified series); the entry verified, "
-                        "but no module can evaluate it")
+        return [_series_context(spec, entry, rename, parameters) for entry in entries]
     printer = IntegrandPrinter()
     x = spec.variable
     variable = sympy.Symbol("_x", real=True)
@@ -62,14 +76,13 @@ def numeric_contexts(derivation, rename: dict) -> list[dict]:
         expr = with_complementary_erf(expr).xreplace(rename).xreplace({x: variable})
         return printer.doprint(expr)
 
-    parameters = [rename.get(s, s).name for s in (*spec.coordinate_symbols,
-                                                  *spec.constant_symbols)]
     locations = [rename.get(p.symbol, p.symbol).name for p in spec.coordinates
                  if p.domain.lower == -sympy.oo]
     contexts = []
     for entry in entries:
         row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
         contexts.append({
+            "kind": "integral",
             "name": f"_fisher_entry_{entry.row}_{entry.column}",
             "label": f"g[{row}, {column}]",
             "arguments": ", ".join(parameters),
@@ -82,3 +95,141 @@ def numeric_contexts(derivation, rename: dict) -> list[dict]:
             "promised": f"{PROMISED_TOLERANCE:g}",
         })
     return contexts
+
+
+# ----------------------------------------------------------------------------- discrete families
+
+
+class betaln(sympy.Function):
+    """``log B(a, b)``, printed as SciPy's ``betaln`` (accurate where ``B`` underflows)."""
+
+
+class TermPrinter(ModulePrinter):
+    """The module's NumPy code (and its helpers: ``_polygamma``, ``_polygamma_difference``,
+    ...) for the terms of a series, on arrays of the summation variable and on the single
+    floats the tails' quadrature asks for; with SciPy's log-Beta and zeta functions."""
+
+    def __init__(self) -> None:
+        super().__init__(scalars=set())
+
+    def _print_betaln(self, expr) -> str:
+        return f"scipy.special.betaln({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_zeta(self, expr) -> str:
+        return f"scipy.special.zeta({', '.join(self._print(arg) for arg in expr.args)})"
+
+
+def series_log_density(density: sympy.Expr) -> sympy.Expr:
+    """``log f`` with the logarithm distributed over products and powers (the density is
+    positive on its support) and the logarithms of factorials, binomial coefficients and Gamma
+    and Beta functions as log-Gammas: finite where ``f`` and ``Gamma(k + r)`` are not, at the
+    far terms a heavy tail needs."""
+    logf = sympy.expand_log(sympy.log(density), force=True)
+    gamma = partial(sympy.loggamma, evaluate=False)  # loggamma(k + 1) stays (not log(k!))
+
+    def logarithm(argument):
+        if isinstance(argument, sympy.gamma):
+            return gamma(argument.args[0])
+        if isinstance(argument, sympy.factorial):
+            return gamma(argument.args[0] + 1)
+        if isinstance(argument, sympy.beta):
+            a, b = argument.args
+            return gamma(a) + gamma(b) - gamma(a + b)
+        if isinstance(argument, sympy.binomial):
+            n, k = argument.args
+            return gamma(n + 1) - gamma(k + 1) - gamma(n - k + 1)
+        return sympy.log(argument)
+
+    return logf.replace(lambda e: isinstance(e, sympy.log), lambda e: logarithm(e.args[0]))
+
+
+def log_ratio(log_density: sympy.Expr, k: sympy.Symbol, k0: sympy.Symbol) -> sympy.Expr:
+    """``log f(k) - log f(k0)`` written without its large cancelling parts. ``log f`` itself is
+    a difference of numbers as large as ``log(gamma(1e6))`` (a negative binomial with r = 1e6)
+    and loses ten digits; the ratio to the mode keeps them, and the module divides by the sum
+    of the ratios (the mass function sums to one). The terms free of ``k`` drop out; two
+    log-Gammas whose arguments differ by a shift free of ``k`` are one
+    :class:`loggamma_second_difference`; any other ``loggamma(A(k)) - loggamma(A(k0))`` is a
+    :class:`loggamma_difference`, and the other terms are factored (``(k - k0)*log1p(-p)``)."""
+    at_k0 = {k: k0}
+    gammas, ratio = [], []
+    for term in sympy.Add.make_args(sympy.expand(log_density)):
+        if not term.has(k):
+            continue
+        coefficient, function = term.as_independent(k, as_Add=False)
+        if isinstance(function, sympy.loggamma):
+            gammas.append((coefficient, function.args[0]))
+        else:
+            ratio.append(sympy.factor_terms(term - term.xreplace(at_k0)))
+    while gammas:
+        coefficient, argument = gammas.pop(0)
+        partner = next((index for index, (other, lower) in enumerate(gammas)
+                        if other == -coefficient
+                        and not sympy.expand(argument - lower).has(k)), None)
+        if partner is None:
+            ratio.append(coefficient * loggamma_difference(
+                argument.xreplace(at_k0), sympy.expand(argument - argument.xreplace(at_k0))))
+            continue
+        lower = gammas.pop(partner)[1]
+        ratio.append(coefficient * loggamma_second_difference(
+            lower, lower.xreplace(at_k0), sympy.expand(argument - lower)))
+    return sympy.Add(*ratio)
+
+
+def _summation_variable(support) -> sympy.Symbol:
+    """``_k``: real, and positive or nonnegative when the support's least point says so."""
+    lower = support.lower if support.kind == "integers" else min(support.points, default=-1,
+                                                                  key=_ordering)
+    sign = {"positive": True} if lower.is_positive else \
+        {"nonnegative": True} if lower.is_nonnegative else {}
+    return sympy.Symbol("_k", real=True, **sign)
+
+
+def _ordering(point: sympy.Expr) -> float:
+    return float(point) if point.is_number else math.inf
+
+
+def _series_context(spec, entry, rename: dict, parameters: list[str]) -> dict:
+    """A numeric entry of a discrete family: ``sum_k s_i(k) s_j(k) f(k)`` over the support,
+    its terms printed as NumPy code in the summation variable ``_k`` (the module's ``_series``
+    adds them)."""
+    printer = TermPrinter()
+    k = _summation_variable(spec.support)
+
+    def code(expr):
+        # The terms are functions of a real k (the tails are integrated), so log(k!) stays
+        # loggamma(k + 1); stable forms read its sign (psi(r) - psi(r + k) is summed term by
+        # term for k >= 0, where the difference of the two loses digits at large r).
+        expr = stable_forms(expr.xreplace({spec.variable: k})).xreplace(rename)
+        try:
+            return printer.doprint(expr)
+        except (PrintMethodNotImplementedError, TypeError) as error:
+            raise EmitError(f"the python backend cannot print a term of a numeric Fisher "
+                            f"entry: {error}") from None
+
+    support = spec.support
+    row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
+    bound = ScalarPrinter()
+    if support.kind == "finite":
+        lower = upper = None
+        points = "(" + "".join(f"{bound.doprint(p.xreplace(rename))}, "
+                               for p in support.points) + ")"
+    else:
+        lower = bound.doprint(support.lower.xreplace(rename))
+        upper = bound.doprint(support.upper.xreplace(rename)) if support.upper.is_finite \
+            else "math.inf"
+        points = None
+    return {
+        "kind": "series",
+        "name": f"_fisher_entry_{entry.row}_{entry.column}",
+        "label": f"g[{row}, {column}]",
+        "arguments": ", ".join(parameters),
+        "log_ratio": code(log_ratio(series_log_density(spec.density.xreplace({spec.variable: k})),
+                                    k, sympy.Symbol("_k0", real=True))),
+        "scores": tuple(code(score) for score in entry.scores),
+        "lower": lower,
+        "upper": upper,
+        "points": points,
+        "promised": f"{PROMISED_TOLERANCE:g}",
+        "helpers": printer.helpers,
+    }

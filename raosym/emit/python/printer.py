@@ -30,12 +30,26 @@ from raosym.functions import log1pmx
 
 
 class polygamma_difference(sympy.Function):
-    """``polygamma(n, x) - polygamma(n, x + y)`` for ``n >= 1``, ``x > 0``, ``y > 0``.
+    """``polygamma(n, x) - polygamma(n, x + y)`` for ``n >= 0``, ``x > 0``, ``y >= 0``.
 
     Never evaluated symbolically: it only tells the printer to compute the difference as one
     sum of positive terms (``_polygamma_difference``) instead of subtracting two nearly equal
     numbers, which loses every digit when ``y`` is small compared with ``x``.
     """
+
+    nargs = 3
+
+
+class loggamma_difference(sympy.Function):
+    """``loggamma(x + y) - loggamma(x)`` for ``x > 0``, ``x + y > 0``, printed as the helper
+    ``_loggamma_difference`` (no subtraction of the two log-Gammas). Never evaluated."""
+
+    nargs = 2
+
+
+class loggamma_second_difference(sympy.Function):
+    """``[loggamma(v + c) - loggamma(v)] - [loggamma(v0 + c) - loggamma(v0)]``, printed as the
+    helper ``_loggamma_second_difference``. Never evaluated."""
 
     nargs = 3
 
@@ -50,10 +64,10 @@ def _difference_pair(first: sympy.Expr, second: sympy.Expr) -> sympy.Expr | None
     order, argument = function.args
     if other.args[0] != order or other_coefficient != -coefficient or not order.is_Integer:
         return None
-    if order < 1 or argument.is_positive is not True:
+    if order < 0 or argument.is_positive is not True:
         return None
     shift = sympy.expand(other.args[1] - argument)
-    if shift.is_positive is not True:
+    if shift.is_nonnegative is not True:
         return None
     return coefficient * polygamma_difference(order, argument, shift)
 
@@ -408,6 +422,14 @@ class ModulePrinter(RangeSafeProducts, NumPyPrinter):
         row, column, *arguments = expr.args
         return (f"_fisher_entry_{int(row)}_{int(column)}("
                 f"{', '.join(self._print(argument) for argument in arguments)})")
+
+    def _print_loggamma_difference(self, expr: loggamma_difference) -> str:
+        self.helpers |= {"polygamma", "polygamma_difference"}  # Bernoulli numbers, differences
+        return self._helper("loggamma_difference", *expr.args)
+
+    def _print_loggamma_second_difference(self, expr: loggamma_second_difference) -> str:
+        self.helpers |= {"polygamma", "polygamma_difference", "loggamma_difference"}
+        return self._helper("loggamma_second_difference", *expr.args)
 
     def _print_scaled_besseli(self, expr: scaled_besseli) -> str:
         self.helpers.add("scipy.special")  # the module imports scipy.special for it
