@@ -72,9 +72,16 @@ class VerificationError(RaosymError):
 
 class EmitError(RaosymError):
     """A verified result cannot be emitted: a function no backend can print, a name that
-    clashes with the generated code, or a LaTeX compile failure (exit status 1)."""
+    clashes with the generated code, or a LaTeX compile failure (exit status 1).
+
+    ``quantity`` names the optional quantity the failure belongs to ("Rao distance",
+    "privacy accounting"), which the family can do without; None for the family as a whole."""
 
     exit_status = 1
+
+    def __init__(self, message: str, quantity: str | None = None) -> None:
+        super().__init__(message)
+        self.quantity = quantity
 
 
 class AccountingError(RaosymError):

@@ -1,11 +1,13 @@
-"""Discrete families with a Fisher entry no rung closes: the generated module sums its series.
+"""Discrete families with a Fisher entry the module cannot print: it sums the entry's series.
 
 The negative binomial with its shape r as the coordinate (g_rr has no closed form: the sum of
-trigammas psi1(r) - E[psi1(k + r)]) and the Yule-Simon family (a power-law tail k^-(rho + 1))
-are written here as derivation files and generated through the CLI, as a user would. Each
-module's value is compared with a reference computed here and nowhere else: the Hessian form
--E[d^2 log f / d theta^2] (the module sums the score products E[s^2], a different series),
-summed with mpmath at 30 digits. The module promises 1e-10 relative.
+trigammas psi1(r) - E[psi1(k + r)]), the Yule-Simon family (a power-law tail k^-(rho + 1)) and
+the zeta family (closed with derivatives of zeta, which NumPy and SciPy lack) are written here
+as derivation files and generated through the CLI, as a user would. Each module's value is
+compared with a reference computed here and nowhere else, at 30 digits: the Hessian form
+-E[d^2 log f / d theta^2] summed with mpmath (the module sums the score products E[s^2], a
+different series), or for the zeta family its closed form with mpmath's derivatives of zeta.
+The module promises 1e-10 relative.
 
 The module's log-Gamma helpers are checked against mpmath at arguments from 1e-300 to 1e300.
 """
@@ -14,12 +16,14 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import json
 import subprocess
 import sys
 
 import mpmath
 import numpy as np
 import pytest
+import sympy
 from conftest import REPOSITORY
 
 # The module fixture generates two families once: the whole file runs on one xdist worker.
@@ -37,6 +41,17 @@ r = "positive"
 p = "(0, 1)"
 """
 
+#: The zeta family: its Fisher entry closes (derivatives of zeta), but NumPy and SciPy have no
+#: derivative of zeta, so the module sums the entry's series instead.
+ZIPF = """name = "zipf"
+variable = "k"
+support = "integers >= 1"
+density = "k**(-s)/zeta(s)"
+
+[coordinates]
+s = "> 1"
+"""
+
 YULE_SIMON = """name = "yule_simon"
 variable = "k"
 support = "integers >= 1"
@@ -51,7 +66,8 @@ rho = "positive"
 def modules(tmp_path_factory):
     folder = tmp_path_factory.mktemp("series")
     paths = []
-    for name, text in (("nb_shape", NEGATIVE_BINOMIAL_SHAPE), ("yule_simon", YULE_SIMON)):
+    families = {"nb_shape": NEGATIVE_BINOMIAL_SHAPE, "yule_simon": YULE_SIMON, "zipf": ZIPF}
+    for name, text in families.items():
         path = folder / f"{name}.toml"
         path.write_text(text)
         paths.append(str(path))
@@ -61,7 +77,7 @@ def modules(tmp_path_factory):
                          capture_output=True, text=True, cwd=REPOSITORY, timeout=1200)
     assert run.returncode == 0, run.stderr[-3000:]
     loaded = {}
-    for name in ("nb_shape", "yule_simon"):
+    for name in families:
         spec = importlib.util.spec_from_file_location(f"series_{name}",
                                                       output / "python" / f"{name}.py")
         loaded[name] = importlib.util.module_from_spec(spec)
@@ -127,6 +143,28 @@ def test_yule_simon_entry_matches_the_hessian_form(modules, rho):
         assert relative_error(value, reference) <= 1e-10
 
 
+@pytest.mark.parametrize("s", [1.1, 1.5, 2.0, 30.0])
+def test_zipf_entry_matches_the_derivatives_of_zeta(modules, s):
+    """g = zeta''/zeta - (zeta'/zeta)**2, with mpmath's derivatives of zeta; at s = 1.1 the
+    score products fall like k**-1.1 log(k)**2 and the series reaches k = 1e300."""
+    with mpmath.workdps(30):
+        S = mpmath.mpf(s)
+        reference = mpmath.zeta(S, 1, 2) / mpmath.zeta(S) - (mpmath.zeta(S, 1, 1)
+                                                             / mpmath.zeta(S)) ** 2
+        value = modules["zipf"].fisher_information([s])[0, 0]
+        assert relative_error(value, reference) <= 1e-10
+
+
+def test_a_series_too_slow_for_floats_is_refused(modules):
+    """At s = 1.001 the terms beyond k = 1e300 still carry most of the sum: the module raises
+    instead of returning the sum cut short, and its docstring says so."""
+    module = modules["zipf"]
+    with pytest.raises(ArithmeticError, match="too slowly"):
+        module.fisher_information([1.001])
+    assert "Raises ArithmeticError" in module.fisher_information.__doc__
+    assert "<class" not in module.__doc__  # the distance's reason in words, not a tool message
+
+
 def test_a_batch_gives_each_point_its_own_value(modules):
     module = modules["yule_simon"]
     points = np.array([[0.7], [2.7], [40.0]])
@@ -139,6 +177,41 @@ def test_the_docstring_says_the_entry_is_summed(modules):
     doc = modules["yule_simon"].fisher_information.__doc__
     assert "computed numerically by summation of its series" in doc
     assert "quadrature" not in doc
+
+
+NEGATIVE_BINOMIAL = """name = "negative_binomial_rp"
+variable = "k"
+support = "integers >= 0"
+density = "gamma(k + r)/(gamma(r)*factorial(k))*p**r*(1 - p)**k"
+
+[coordinates]
+r = "positive"
+p = "(0, 1)"
+"""
+
+
+def test_entries_the_zero_mean_scores_fix_are_closed_by_the_hessian_form(tmp_path):
+    """With r and p both coordinates, g_rp and g_pp close without a sum (the literature's
+    -1/p and r/(p^2 (1 - p))): the Hessian of log f is linear in k, whose mean E[s_p] = 0
+    gives; g_rr holds polygamma(1, k + r), which no score fixes, and stays numeric."""
+    path = tmp_path / "negative_binomial_rp.toml"
+    path.write_text(NEGATIVE_BINOMIAL)
+    run = subprocess.run([sys.executable, "-m", "raosym", "derive", "--json", "--quiet",
+                          str(path)], capture_output=True, text=True, cwd=REPOSITORY,
+                         timeout=600)
+    assert run.returncode == 0, run.stderr[-3000:]
+    report = json.loads(run.stdout)
+    r, p = sympy.symbols("r p", positive=True)
+    assert report["coordinates"] == ["r", "p"]
+    assert report["fisher_strategies"] == [["numeric", "Hessian form"],
+                                           ["Hessian form", "Hessian form"]]
+    assert report["fisher"][0][0] is None
+    literature = {(1, 0): -1 / p, (1, 1): r / (p**2 * (1 - p))}
+    for (i, j), expected in literature.items():
+        derived = sympy.sympify(report["fisher"][i][j], locals={"r": r, "p": p})
+        assert sympy.simplify(derived - expected) == 0, (i, j, derived)
+    assert all(check["digits"] >= 30 for check in report["verification"]
+               if check["quantity"] in ("g_p_r", "g_p_p"))
 
 
 # ------------------------------------------------------------------ the log-Gamma helpers

@@ -56,7 +56,7 @@ def as_json(verified: Verified) -> dict:
         "curvature": _string(geometry.gaussian_curvature),
         "scalar_curvature": _string(geometry.scalar_curvature),
         "hypotheses": list(derivation.hypotheses),
-        **_distance_json(derivation.distance),
+        **_distance_json(derivation),
         "verification": [
             {
                 "quantity": check.quantity,
@@ -76,11 +76,21 @@ def as_json(verified: Verified) -> dict:
     }
 
 
-def _distance_json(distance) -> dict:
+def _missing_distance(derivation) -> str:
+    """Why a family has no Rao distance: the reason recorded with it, when it was derived and
+    then dropped, else the number of coordinates."""
+    for item in derivation.unavailable:
+        if item.quantity == "Rao distance":
+            return item.reason
+    return "not derived for more than two coordinates"
+
+
+def _distance_json(derivation) -> dict:
+    distance = derivation.distance
     if distance is None:
         return {"rao_distance": None, "rao_distance_stable": None,
                 "rao_distance_structure": None,
-                "rao_distance_reason": "not derived for more than two coordinates"}
+                "rao_distance_reason": _missing_distance(derivation)}
     return {
         "rao_distance": _string(distance.textbook),
         "rao_distance_stable": _string(distance.stable),
@@ -89,9 +99,10 @@ def _distance_json(distance) -> dict:
     }
 
 
-def _distance_lines(distance) -> list[str]:
+def _distance_lines(derivation) -> list[str]:
+    distance = derivation.distance
     if distance is None:
-        return ["  Rao distance: not derived (more than two coordinates)"]
+        return [f"  Rao distance: {_missing_distance(derivation)}"]
     lines = [f"  Rao distance ({distance.structure}):"]
     if distance.textbook is None:
         lines.append(f"    none in closed form: {distance.reason}")
@@ -130,7 +141,7 @@ def as_text(verified: Verified) -> str:
     elif geometry.scalar_curvature is not None:
         lines.append(f"  scalar curvature: R = {sympy.sstr(geometry.scalar_curvature)}")
     if derivation.distance is not None or len(spec.coordinates) > 2:
-        lines += _distance_lines(derivation.distance)
+        lines += _distance_lines(derivation)
     lines += _mechanism_lines(mechanism_report(verified))
     for item in verified.unavailable:
         lines.append(f"  unavailable: {item.quantity}: {item.reason}")

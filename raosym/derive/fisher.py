@@ -10,7 +10,9 @@ The rungs, tried in this order (each closes what it can or declines):
 1. ``exponential family``: ``log f = sum_a eta_a(theta) T_a(x) + h(x) - A(theta)`` with as many
    statistics as coordinates; then ``E[T] = (J^T)^-1 grad A`` and
    ``g = Hess A - sum_a Hess(eta_a) E[T_a]``: no integral at all. Closes the whole matrix.
-2. ``finite sum`` and ``series`` for discrete supports.
+2. ``finite sum`` and ``series`` for discrete supports; where they decline, the Hessian form
+   ``-E[d_i d_j log f]`` when the zero-mean scores fix the means it needs
+   (:mod:`raosym.derive.hessian`).
 3. ``location-scale reduction``: ``x = mu + s t`` turns every entry into ``(1/s^2)`` times a
    parameter-free integral, closed by :func:`raosym.derive.integrals.close_integral` (fold,
    kink split, integrate, closers).
@@ -27,6 +29,7 @@ from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded, run_with_budget
 from raosym.derive.closers import fresh_symbol
 from raosym.derive import parametric
 from raosym.derive.expectation import Expectation
+from raosym.derive.hessian import HESSIAN, hessian_entry
 from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, kinks, tidy
 from raosym.derive.steps import FisherEntry, ProofStep, fisher_symbol
 from raosym.errors import DerivationError, SpecError
@@ -393,6 +396,9 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
                     "the recurrence polygamma(m, z + 1) = polygamma(m, z) + "
                     "(-1)**m*m!/z**(m + 1), then cancelled", "tidy"),)
         return FisherEntry(i, j, value, strategy, steps, hypotheses)
+    closed = hessian_entry(spec, log_density(spec), i, j, name)
+    if closed is not None:
+        return FisherEntry(i, j, closed[0], HESSIAN, (definition, *closed[1]))
     return _numeric_entry(spec, i, j, name, definition, (score[i], score[j]))
 
 

@@ -21,6 +21,7 @@ import dataclasses
 from raosym import emit
 from raosym.derive.steps import Unavailable
 from raosym.emit import python
+from raosym.errors import EmitError
 from raosym.gate.emitted import EmittedCodeError, check_module
 from raosym.verify.checks import Verified
 
@@ -34,7 +35,7 @@ def render_family(verified: Verified) -> tuple[dict[str, str], tuple[Unavailable
     "latex/NAME.tex": ...}``), and the quantities the gate left out.
 
     When the emitted code of an optional quantity (the Rao distance, the privacy accounting)
-    fails the gate, the family is rendered again without it, and the quantity is reported
+    fails the gate, or cannot be printed at all, the family is rendered again without it, and the quantity is reported
     unavailable with the gate's finding: the family keeps every quantity whose code passed,
     and the caller reports the dropped ones with the rest (summary, ``--json``, ``--strict``).
     A failure of the metric's own functions is an error (nothing of the family is written)."""
@@ -42,12 +43,14 @@ def render_family(verified: Verified) -> tuple[dict[str, str], tuple[Unavailable
     while True:
         try:
             return _render_and_gate(verified), dropped
-        except EmittedCodeError as error:
+        except EmitError as error:
             if error.quantity is None:
                 raise
             derivation = verified.derivation
-            unavailable = Unavailable(error.quantity, "derived and verified, but its emitted "
-                                      f"code failed raosym's emitted-code gate: {error}")
+            finding = (f"its emitted code failed raosym's emitted-code gate: {error}"
+                       if isinstance(error, EmittedCodeError) else
+                       f"its code could not be emitted: {error}")
+            unavailable = Unavailable(error.quantity, f"derived and verified, but {finding}")
             dropped = (*dropped, unavailable)
             derivation = dataclasses.replace(
                 derivation, unavailable=(*derivation.unavailable, unavailable),

@@ -37,6 +37,7 @@ import mpmath
 import sympy
 
 from raosym.derive.children import ending_with_this_process
+from raosym.emit.python.numeric import numerically_evaluated
 from raosym.errors import EmitError
 from raosym.spec.points import distance_pairs, nearest_representative, sample_points
 from raosym.verify.evaluate import VerificationPrinter
@@ -79,10 +80,6 @@ class EmittedCodeError(EmitError):
     ``quantity`` is the optional quantity it belongs to (see :class:`Probe`), None for the
     metric's functions or when the module as a whole failed."""
 
-    def __init__(self, message: str, quantity: str | None = None) -> None:
-        super().__init__(message)
-        self.quantity = quantity
-
 
 @dataclass(frozen=True)
 class Probe:
@@ -102,6 +99,9 @@ class Probe:
     #: The optional quantity the function delivers ("Rao distance", "privacy accounting"),
     #: which the family can do without; None for the metric's functions.
     quantity: str | None = None
+    #: Whether the function may refuse with ArithmeticError (a summed entry whose series falls
+    #: too slowly for floating point): counted and stated, never taken for a value.
+    refusable: bool = False
 
 
 @dataclass(frozen=True)
@@ -112,15 +112,20 @@ class Accuracy:
     worst: float
     points: int
     tolerance: float
+    #: Calls that raised ArithmeticError (see Probe.refusable).
+    refused: int = 0
 
     def text(self) -> str:
         """For the docstring: the worst error rounded *up* to a power of ten, so the text does
         not change with the last bits a platform's libm produces."""
         bound = 10.0 ** math.ceil(math.log10(self.worst)) if self.worst > 0 else 0.0
         bound = max(bound, 1e-16)
+        refused = (f" It raised ArithmeticError (a series too slow for floating point) at "
+                   f"{self.refused} more." if self.refused else "")
         return (f"Float accuracy (raosym's emitted-code gate, against mpmath at the same float "
                 f"inputs): relative error below {bound:.0e} at {self.points} evaluations, edges "
-                f"and extreme values of the domains included (tolerance {self.tolerance:.0e}).")
+                f"and extreme values of the domains included (tolerance {self.tolerance:.0e})."
+                f"{refused}")
 
 
 # ----------------------------------------------------------------------------- entry point
@@ -144,24 +149,32 @@ def check_module(verified, source: str) -> dict[str, Accuracy]:
         raise EmittedCodeError(f"the emitted-code gate has no probes for {', '.join(missing)} "
                                f"of python/{spec.name}.py")
     results: dict[str, list[float]] = {}
+    refusals: dict[str, int] = {}
     single = answers[:len(probes)]
     for probe, answer in zip(probes, single, strict=True):
         _judge(spec.name, probe, probe.args, probe.kwargs, probe.expected, probe.scales,
-               answer, results)
+               answer, results, refusals)
     for (function, args, kwargs, members), answer in zip(batches, answers[len(probes):],
                                                          strict=True):
         expected = tuple(v for p in members for v in p.expected)
         scales = tuple(s for p in members for s in p.scales)
         _judge(spec.name, members[0], args, kwargs, expected, scales, answer, results,
-               array_call=True)
+               refusals, array_call=True)
     tolerances = {p.function: p.tolerance for p in probes}
-    return {name: Accuracy(max(errors), len(errors), tolerances[name])
-            for name, errors in sorted(results.items())}
+    functions = sorted(set(results) | set(refusals))
+    return {name: Accuracy(max(results.get(name) or [0.0]), len(results.get(name, [])),
+                           tolerances[name], refusals.get(name, 0))
+            for name in functions}
 
 
-def _judge(family, probe, args, kwargs, expected, scales, answer, results, *, array_call=False):
-    """Record the relative errors of one answer, or raise for the first value out of bounds."""
+def _judge(family, probe, args, kwargs, expected, scales, answer, results, refusals, *,
+           array_call=False):
+    """Record the relative errors of one answer (or its refusal), or raise for the first value
+    out of bounds."""
     call = _call_text(family, probe.function, args, kwargs, array_call)
+    if "error" in answer and probe.refusable and answer["error"].startswith("ArithmeticError"):
+        refusals[probe.function] = refusals.get(probe.function, 0) + len(expected)
+        return
     if "error" in answer:
         raise EmittedCodeError(f"{call} raised {answer['error']}; expected "
                                f"{_values_text(expected)}", probe.quantity)
@@ -443,20 +456,30 @@ def fisher_references(derivation) -> list[list]:
     return [[reference(i, j) for j in range(fisher.cols)] for i in range(fisher.rows)]
 
 
+def _summed(derivation) -> bool:
+    """Whether the module evaluates a Fisher entry numerically (quadrature or series)."""
+    return bool(numerically_evaluated(derivation))
+
+
 def _fisher_points(derivation) -> list[dict]:
-    """The float points of the Fisher probes: for a matrix with numeric entries (a quadrature
-    in the module and one in the reference) only the verification points and moderate
-    adversarial values, |value| in [1e-6, 1e6]."""
+    """The float points of the Fisher probes: for a matrix with entries the module evaluates
+    numerically (a quadrature or a series in the module and one in the reference) only the
+    verification points and moderate adversarial values, |value| in [1e-6, 1e6]."""
     points = float_points(derivation.spec)
-    if all(entry.value is not None for entry in derivation.entries):
+    if not _summed(derivation):
         return points
     return [point for index, point in enumerate(points)
             if index < 5 or all(v == 0 or 1e-6 <= abs(v) <= 1e6 for v in point.values())]
 
 
 def _fisher_tolerance(derivation) -> float:
-    numeric = any(entry.value is None for entry in derivation.entries)
-    return NUMERIC_FISHER_TOLERANCE if numeric else CLOSED_TOLERANCE
+    return NUMERIC_FISHER_TOLERANCE if _summed(derivation) else CLOSED_TOLERANCE
+
+
+def _refusable(derivation) -> bool:
+    """A series over an unbounded support may refuse (see Probe.refusable)."""
+    support = derivation.spec.support
+    return _summed(derivation) and support.discrete and not support.upper.is_finite
 
 
 def _fisher_probes(derivation) -> list[Probe]:
@@ -473,7 +496,8 @@ def _fisher_probes(derivation) -> list[Probe]:
         probes.append(Probe("fisher_information", (_coordinates(spec, point),),
                             _constants(spec, point),
                             tuple(values[i][j] for i in range(k) for j in range(k)),
-                            tuple(scales), _fisher_tolerance(derivation)))
+                            tuple(scales), _fisher_tolerance(derivation),
+                            refusable=_refusable(derivation)))
     return probes
 
 
@@ -491,7 +515,7 @@ def _line_element_probes(derivation) -> list[Probe]:
             total, scale = mpmath.fsum(values), mpmath.fsum(abs(v) for v in values)
         probes.append(Probe("line_element", (_coordinates(spec, point), [1.0] * k),
                             _constants(spec, point), (total,), (scale,),
-                            _fisher_tolerance(derivation)))
+                            _fisher_tolerance(derivation), refusable=_refusable(derivation)))
     return probes
 
 

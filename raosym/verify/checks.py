@@ -400,7 +400,7 @@ def _optional_checks(derivation: Derivation, quantity: str, run, **dropped):
         checks = run()
         failure = _failure_message(derivation, checks)
     except _CHECK_FAILURES as error:
-        failure = f"its check could not be carried out: {error}"
+        failure = f"its check could not be carried out: {str(error) or type(error).__name__}"
     if failure is None:
         return derivation, checks
     unavailable = Unavailable(quantity, f"derived but not verified: {failure}")

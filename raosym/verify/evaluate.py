@@ -96,7 +96,16 @@ def _lambdified(expr: sympy.Expr, symbols: tuple, cse: bool) -> Callable:
     # Lists of expressions, kept as (hashable) tuples, give lists as lambdify's did.
     expr = with_complementary_erf(_thawed(expr))
     return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer,
-                          cse=cse)
+                          cse=cse and not _has_derivative(expr))
+
+
+def _has_derivative(expr) -> bool:
+    """Whether an expression (or a nested list of them) holds an unevaluated derivative, such as
+    the zeta family's zeta'(s): SymPy's cse would name zeta(s) and differentiate the name,
+    giving 0."""
+    if isinstance(expr, (list, tuple)):
+        return any(map(_has_derivative, expr))
+    return isinstance(expr, sympy.Basic) and expr.has(sympy.Derivative)
 
 
 def float_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
@@ -105,7 +114,7 @@ def float_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
     high-precision computation then refines, never for a checked value."""
     printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
     return sympy.lambdify(list(symbols), expr, modules=[{"mpmath": _FloatNamespace()}],
-                          printer=printer, cse=cse)
+                          printer=printer, cse=cse and not _has_derivative(expr))
 
 
 class _FloatNamespace:

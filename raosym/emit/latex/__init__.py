@@ -365,7 +365,7 @@ REWRITES = (REWRITE_STRATEGY, "Euler integral")
 FISHER_LEMMAS = {"definition": "lem:score", "exponential family": "lem:exponential",
                  "location-scale": "lem:location-scale", "fold": "lem:location-scale",
                  "Euler integral": "lem:euler", "beta_substitution": "lem:euler",
-                 "periodic Bessel": "lem:bessel"}
+                 "periodic Bessel": "lem:bessel", "Hessian form": "lem:score"}
 DISTANCE_LEMMAS = {"half-plane": "lem:half-plane", "shear": "lem:half-plane",
                    "curvature": "lem:half-plane", "antiderivative": "lem:curve",
                    "identity": "lem:stable", REWRITE_STRATEGY: "lem:stable"}

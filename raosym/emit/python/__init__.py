@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import sympy
+from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from raosym.emit.escape import docstring_literal
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
@@ -28,9 +29,10 @@ from raosym.emit.python.accounting import accounting_context
 from raosym.emit.python.distance import distance_context, distance_docstring
 from raosym.emit.python.exact import (absolute_size, cancelling_sums, exact_function,
                                       needs_guard)
-from raosym.emit.python.numeric import numeric_contexts, numeric_fisher_entry, with_numeric_calls
+from raosym.emit.python.numeric import (numeric_contexts, numeric_fisher_entry,
+                                        numerically_evaluated, with_numeric_calls)
 from raosym.emit.python.printer import (ModulePrinter, check_printable, log1pmx_coefficients,
-                                        stable_forms)
+                                        printing_failure, stable_forms)
 from raosym.emit.render import environment
 from raosym.errors import EmitError
 from raosym.spec.names import constant_name_problem, local_name
@@ -145,12 +147,20 @@ def module_context(verified: Verified) -> dict:
     rename = {p.symbol: sympy.Symbol(v.local, **p.symbol.assumptions0)
               for p, v in zip(spec.parameters, variables, strict=True) if p.name != v.local}
     scalars = {rename.get(s, s) for s in spec.constant_symbols}
+    numeric = numerically_evaluated(derivation)
     fisher, fisher_printer = _fisher_context(
-        spec, with_numeric_calls(derivation, derivation.fisher), variables, rename, scalars)
-    numeric_entries = numeric_contexts(derivation, rename)
+        spec, with_numeric_calls(derivation, derivation.fisher, numeric), variables, rename,
+        scalars)
+    numeric_entries = numeric_contexts(derivation, rename, numeric)
     curvature, curvature_printer = _curvature_context(
         spec, derivation.geometry.gaussian_curvature, variables, rename, scalars)
-    distance = distance_context(derivation, rename, scalars, _printed)
+    try:
+        distance = distance_context(derivation, rename, scalars, _printed)
+    except (EmitError, PrintMethodNotImplementedError) as error:
+        # The family keeps its metric (raosym.gate.render_family renders it again without the
+        # distance, reported unavailable with this reason).
+        raise EmitError(f"the python backend cannot print the Rao distance's code: "
+                        f"{printing_failure(error)}", quantity="Rao distance") from None
     if distance is not None:
         distance["docstring"] = docstring_literal(distance_docstring(verified))
     helpers = fisher_printer.helpers | (curvature_printer.helpers if curvature_printer else set())
@@ -481,6 +491,11 @@ def fisher_docstring(spec: FamilySpec, fisher: sympy.Matrix) -> str:
             text = (numerically(spec) if value.has(numeric_fisher_entry) else _formula(value))
             lines += _wrapped(f"{_entry_label(spec, i, j)} = {text}")
     lines += ["", _raises()]
+    if fisher.has(numeric_fisher_entry) and spec.support.discrete \
+            and not spec.support.upper.is_finite:
+        lines += textwrap.wrap("Raises ArithmeticError where a summed entry's series falls "
+                               "too slowly to be summed in floating point (its terms near "
+                               "k = 1e300 still adding to it).", WIDTH)
     return _docstring(lines)
 
 

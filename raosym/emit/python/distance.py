@@ -61,6 +61,9 @@ class ScalarPrinter(PythonCodePrinter):
     def _print_loggamma(self, expr: sympy.loggamma) -> str:
         return f"math.lgamma({self._print(expr.args[0])})"
 
+    def _print_zeta(self, expr: sympy.zeta) -> str:
+        return f"scipy.special.zeta({', '.join(self._print(arg) for arg in expr.args)})"
+
     def _print_scaled_besseli(self, expr) -> str:
         order, argument = expr.args
         return f"scipy.special.ive({self._print(order)}, {self._print(argument)})"

@@ -26,8 +26,9 @@ import sympy
 from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from raosym.emit.python.distance import ScalarPrinter
-from raosym.emit.python.printer import (ModulePrinter, loggamma_difference,
-                                         loggamma_second_difference, stable_forms)
+from raosym.emit.python.printer import (ModulePrinter, check_printable, loggamma_difference,
+                                         loggamma_second_difference, printing_failure,
+                                         stable_forms)
 from raosym.errors import EmitError
 from raosym.functions import with_complementary_erf
 
@@ -47,27 +48,78 @@ class IntegrandPrinter(ScalarPrinter):
         return f"scipy.special.iv({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
 
-def with_numeric_calls(derivation, fisher: sympy.Matrix) -> sympy.Matrix:
-    """The matrix with each numeric entry's symbol replaced by its generated call."""
+def numerically_evaluated(derivation) -> dict:
+    """``{(row, column): reason}`` for each entry the module evaluates numerically: those no
+    rung closed (reason None), and, in a discrete family, a closed entry whose form has no float
+    implementation in NumPy or SciPy (the zeta family's derivatives of zeta): the module sums
+    its series instead, and the reason says why."""
     spec = derivation.spec
-    calls = {}
+    numeric = {}
     for entry in derivation.entries:
         if entry.value is None:
-            calls[fisher[entry.row, entry.column]] = numeric_fisher_entry(
-                entry.row, entry.column, *spec.coordinate_symbols, *spec.constant_symbols)
-    return fisher.xreplace(calls)
+            numeric[(entry.row, entry.column)] = None
+        elif spec.support.discrete:
+            reason = _without_float_form(entry.value)
+            if reason is not None:
+                numeric[(entry.row, entry.column)] = reason
+    return numeric
 
 
-def numeric_contexts(derivation, rename: dict) -> list[dict]:
-    """The generated quadrature (or series) functions, one per numeric entry."""
+def _without_float_form(expr: sympy.Expr) -> str | None:
+    """Why the module's printer cannot print ``expr``, or None when it can."""
+    try:
+        stable = stable_forms(expr)
+        check_printable(stable)
+        ModulePrinter(set()).doprint(stable)
+    except (EmitError, PrintMethodNotImplementedError) as error:
+        derivatives = {f"derivatives of {d.expr.func}" for d in expr.atoms(sympy.Derivative)}
+        functions = {str(f.func) for f in expr.atoms(sympy.Function)
+                     if not _printable(f) and not f.has(sympy.Derivative)}
+        missing = sorted(derivatives | functions)
+        if not missing:
+            return printing_failure(error)
+        return f"NumPy and SciPy have no {' and no '.join(missing)}"
+    return None
+
+
+def _printable(expr: sympy.Expr) -> bool:
+    try:
+        ModulePrinter(set()).doprint(expr)
+    except (EmitError, PrintMethodNotImplementedError):
+        return False
+    return True
+
+
+def with_numeric_calls(derivation, fisher: sympy.Matrix, numeric: dict) -> sympy.Matrix:
+    """The matrix with each numerically evaluated entry replaced by its generated call."""
     spec = derivation.spec
-    entries = [entry for entry in derivation.entries if entry.value is None]
-    if not entries:
+    fisher = sympy.Matrix(fisher)
+    for row, column in numeric:
+        call = numeric_fisher_entry(row, column, *spec.coordinate_symbols,
+                                    *spec.constant_symbols)
+        fisher[row, column] = fisher[column, row] = call
+    return sympy.ImmutableMatrix(fisher)
+
+
+def _scores(spec) -> list[sympy.Expr]:
+    """``d log f / d theta_i`` (for an entry the derive stage closed, which kept no scores)."""
+    logf = sympy.expand_log(sympy.log(spec.density), force=True)
+    return [sympy.diff(logf, theta) for theta in spec.coordinate_symbols]
+
+
+def numeric_contexts(derivation, rename: dict, numeric: dict) -> list[dict]:
+    """The generated quadrature (or series) functions, one per numerically evaluated entry."""
+    spec = derivation.spec
+    if not numeric:
         return []
+    scores = _scores(spec)
+    entries = [(row, column, scores[row], scores[column], numeric[(row, column)])
+               for row, column in sorted(numeric)]
     parameters = [rename.get(s, s).name for s in (*spec.coordinate_symbols,
                                                   *spec.constant_symbols)]
     if spec.support.discrete:
         return [_series_context(spec, entry, rename, parameters) for entry in entries]
+    by_position = {(e.row, e.column): e for e in derivation.entries}
     printer = IntegrandPrinter()
     x = spec.variable
     variable = sympy.Symbol("_x", real=True)
@@ -79,7 +131,7 @@ def numeric_contexts(derivation, rename: dict) -> list[dict]:
     locations = [rename.get(p.symbol, p.symbol).name for p in spec.coordinates
                  if p.domain.lower == -sympy.oo]
     contexts = []
-    for entry in entries:
+    for entry in (by_position[(row, column)] for row, column, *_ in entries):
         row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
         contexts.append({
             "kind": "integral",
@@ -107,16 +159,13 @@ class betaln(sympy.Function):
 class TermPrinter(ModulePrinter):
     """The module's NumPy code (and its helpers: ``_polygamma``, ``_polygamma_difference``,
     ...) for the terms of a series, on arrays of the summation variable and on the single
-    floats the tails' quadrature asks for; with SciPy's log-Beta and zeta functions."""
+    floats the tails' quadrature asks for; with SciPy's log-Beta function."""
 
     def __init__(self) -> None:
         super().__init__(scalars=set())
 
     def _print_betaln(self, expr) -> str:
         return f"scipy.special.betaln({self._print(expr.args[0])}, {self._print(expr.args[1])})"
-
-    def _print_zeta(self, expr) -> str:
-        return f"scipy.special.zeta({', '.join(self._print(arg) for arg in expr.args)})"
 
 
 def series_log_density(density: sympy.Expr) -> sympy.Expr:
@@ -189,10 +238,13 @@ def _ordering(point: sympy.Expr) -> float:
     return float(point) if point.is_number else math.inf
 
 
-def _series_context(spec, entry, rename: dict, parameters: list[str]) -> dict:
-    """A numeric entry of a discrete family: ``sum_k s_i(k) s_j(k) f(k)`` over the support,
-    its terms printed as NumPy code in the summation variable ``_k`` (the module's ``_series``
-    adds them)."""
+def _series_context(spec, entry: tuple, rename: dict, parameters: list[str]) -> dict:
+    """A numerically evaluated entry of a discrete family: ``sum_k s_i(k) s_j(k) f(k)`` over
+    the support, its terms printed as NumPy code in the summation variable ``_k`` (the
+    module's ``_series_mean`` adds them). A score whose part free of ``k`` has no float form
+    (``-zeta'(s)/zeta(s)``) is centred instead: that part is minus the mean of the rest (a
+    score has mean zero), summed first."""
+    row, column, first, second, reason = entry
     printer = TermPrinter()
     k = _summation_variable(spec.support)
 
@@ -205,10 +257,17 @@ def _series_context(spec, entry, rename: dict, parameters: list[str]) -> dict:
             return printer.doprint(expr)
         except (PrintMethodNotImplementedError, TypeError) as error:
             raise EmitError(f"the python backend cannot print a term of a numeric Fisher "
-                            f"entry: {error}") from None
+                            f"entry: {printing_failure(error)}") from None
 
+    means, factors = {}, []
+    for index, score in ((row, first), (column, second)):
+        if _without_float_form(score) is None:
+            factors.append(code(score))
+            continue
+        varying, _ = sympy.expand(score).as_independent(spec.variable, as_Add=True)[::-1]
+        means[f"_mean_{index}"] = code(varying)
+        factors.append(f"{code(varying)} - _mean_{index}")
     support = spec.support
-    row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
     bound = ScalarPrinter()
     if support.kind == "finite":
         lower = upper = None
@@ -219,14 +278,17 @@ def _series_context(spec, entry, rename: dict, parameters: list[str]) -> dict:
         upper = bound.doprint(support.upper.xreplace(rename)) if support.upper.is_finite \
             else "math.inf"
         points = None
+    names = [p.name for p in spec.coordinates]
     return {
         "kind": "series",
-        "name": f"_fisher_entry_{entry.row}_{entry.column}",
-        "label": f"g[{row}, {column}]",
+        "name": f"_fisher_entry_{row}_{column}",
+        "label": f"g[{names[row]}, {names[column]}]",
+        "reason": reason,
         "arguments": ", ".join(parameters),
         "log_ratio": code(log_ratio(series_log_density(spec.density.xreplace({spec.variable: k})),
                                     k, sympy.Symbol("_k0", real=True))),
-        "scores": tuple(code(score) for score in entry.scores),
+        "means": sorted(means.items()),
+        "factors": factors,
         "lower": lower,
         "upper": upper,
         "points": points,

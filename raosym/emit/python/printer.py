@@ -20,6 +20,8 @@ The printer records the helpers it used, so a module only carries the helpers it
 
 from __future__ import annotations
 
+import re
+
 import sympy
 from sympy.codegen.cfunctions import log1p
 from sympy.printing.numpy import NumPyPrinter
@@ -290,6 +292,19 @@ def far_apart_forms(expr: sympy.Expr) -> sympy.Expr:
     return expr.replace(lambda e: type(e) in _OF_A_QUOTIENT, rewritten)
 
 
+def printing_failure(error: Exception) -> str:
+    """A printer's refusal in words: SymPy's "Unsupported by <class ...>: zeta" becomes "no
+    float implementation of zeta (NumPy, SciPy)"."""
+    first = str(error).splitlines()[0]
+    match = re.fullmatch(r"Unsupported by <class '[^']*'>: (?:<class '(?:[\w.]*\.)?(\w+)'>|(\w+))",
+                         first)
+    if match is None:
+        return first
+    name = match.group(1) or match.group(2)
+    what = "derivatives of special functions" if name == "Derivative" else name
+    return f"no float implementation of {what} (NumPy, SciPy)"
+
+
 def check_printable(expr: sympy.Expr) -> None:
     """Refuse what the helpers cannot evaluate, before CSE hides the assumptions.
 
@@ -422,6 +437,10 @@ class ModulePrinter(RangeSafeProducts, NumPyPrinter):
         row, column, *arguments = expr.args
         return (f"_fisher_entry_{int(row)}_{int(column)}("
                 f"{', '.join(self._print(argument) for argument in arguments)})")
+
+    def _print_zeta(self, expr: sympy.zeta) -> str:
+        # Riemann's zeta(s), or Hurwitz's zeta(s, a); SciPy's broadcasts.
+        return f"scipy.special.zeta({', '.join(self._print(arg) for arg in expr.args)})"
 
     def _print_loggamma_difference(self, expr: loggamma_difference) -> str:
         self.helpers |= {"polygamma", "polygamma_difference"}  # Bernoulli numbers, differences
