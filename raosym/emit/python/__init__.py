@@ -235,8 +235,10 @@ def _curvature_context(spec, curvature, variables, rename, scalars):
 
 def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set, *,
              exact: list[str] | None = None,
-             coordinates: set[sympy.Symbol] = frozenset()) -> tuple[dict, ModulePrinter]:
-    """Stable forms, common subexpressions shared (``_t0 = ...``), then printed.
+             coordinates: set[sympy.Symbol] = frozenset(),
+             printer_class: type[ModulePrinter] = ModulePrinter) -> tuple[dict, ModulePrinter]:
+    """Stable forms, common subexpressions shared (``_t0 = ...``), then printed (by
+    ``printer_class``: :class:`FloatPrinter` prints the same operations for Python floats).
 
     With ``exact`` (a function name per expression), an expression whose float form can
     cancel is printed as ``_recompute_where(value, sums, name, arguments)``, and ``name`` is
@@ -258,7 +260,7 @@ def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set, *,
     for symbol, value in replacements:
         if value.free_symbols <= scalars:
             scalars.add(symbol)
-    printer = ModulePrinter(scalars)
+    printer = printer_class(scalars)
     assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
     printed_watched = iter(printer.doprint(expr) for expr in reduced[len(stable):])
     results, exact_functions = [], []
