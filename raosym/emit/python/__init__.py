@@ -172,6 +172,9 @@ def module_context(verified: Verified) -> dict:
         "keyword_arguments": "".join([", *", *(f", {c.name}" for c in constants)])
         if constants else "",
         "point_values": _unpacking(variables, {v.local for v in variables}),
+        # Which infinite ends of the coordinates' domains _point checks on the whole array.
+        "ends": {"max": any(p.domain.upper == sympy.oo for p in spec.coordinates),
+                 "min": any(p.domain.lower == -sympy.oo for p in spec.coordinates)},
         "k": len(coordinates),
         "fisher": fisher,
         "numeric_entries": numeric_entries,
