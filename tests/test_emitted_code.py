@@ -390,3 +390,65 @@ def test_a_logarithm_minus_its_argument_keeps_its_digits(tmp_path):
                       else q + mpmath.log1p(-q))
             truth = -excess / (q * (1 - q) ** 2 * mpmath.log1p(-q) ** 2)
             assert relative(value, truth) <= 1e-15, (p, value, truth)  # a few ulp
+
+
+def _coordinate_samples(module, rng, count):
+    """Values in each coordinate's domain, as the module docstring states it ((0, 1), (0, oo)
+    or (-oo, oo)): ordinary ones, extremes (1e-300 ... 1e300) and near-equal pairs."""
+    domains = {}
+    for line in module.__doc__.split("Coordinates, in the order of theta")[1].splitlines()[1:]:
+        if not line.strip():
+            break
+        name, _, domain = line.strip().partition(" in ")
+        domains[name] = domain.split(" (declared")[0]
+    columns = []
+    for name in module.COORDINATES:
+        domain = domains[name]
+        if domain == "(0, 1)":
+            values = np.concatenate((rng.uniform(0, 1, count), [1e-300, 1e-12, 0.5, 1 - 1e-12]))
+        else:
+            values = np.concatenate((10.0 ** rng.uniform(-8, 8, count),
+                                     [1e-300, 1e-150, 1.0, 1e150, 1e300]))
+            if domain == "(-oo, oo)":
+                values *= rng.choice([-1.0, 1.0], values.size)
+        columns.append(values)
+    size = min(c.size for c in columns)
+    return np.column_stack([c[:size] for c in columns])
+
+
+@pytest.mark.parametrize("name", sorted(path.stem for path in GENERATED.glob("*.py")
+                                        if "def _rao_distance_one" in path.read_text()))
+def test_one_pair_float_path_is_the_array_path(name):
+    """A single pair takes the float path (_rao_distance_one: Python floats, the array code's
+    operations in its order) or, out of its range, the array path: either way the distance
+    is the same, to the last bit, as the same pair's in a batch, at ordinary, extreme and
+    nearly equal pairs."""
+    module = generated_cache(name)
+    constants = {c: 3.0 for c in module.CONSTANTS}
+    rng = np.random.default_rng(15)
+    first = _coordinate_samples(module, rng, 60)
+    second = np.concatenate((_coordinate_samples(module, rng, 60)[: first.shape[0] // 2],
+                             first[first.shape[0] // 2:] * (1 + 1e-9)))
+    second = np.where(second >= 1, np.minimum(second, 1 - 1e-16), second) if any(
+        "(0, 1)" in line for line in module.__doc__.splitlines()) else second
+    batch = module.rao_distance(first, second, **constants)
+    taken = 0
+    for index in range(first.shape[0]):
+        alone = module.rao_distance(first[index], second[index], **constants)
+        assert alone.shape == () and (alone == batch[index] or alone == batch[index] == 0), (
+            first[index], second[index], alone, batch[index])
+        taken += module._rao_distance_one(first[index].tolist(), second[index].tolist(),
+                                          *constants.values()) is not None
+    assert taken >= first.shape[0] // 2  # the float path serves the ordinary pairs
+
+
+@pytest.mark.parametrize("first, second", [([0.3], [0.1]), ([1e-12], [1 - 1e-12]),
+                                           ([0.5], [0.5 + 1e-13])])
+def test_one_bernoulli_pair_against_mpmath(first, second):
+    """The float path of one pair against the closed form 2 acos(sqrt(p q) + sqrt((1 - p)(1 -
+    q))) in mpmath, at 60 digits."""
+    bernoulli = generated_cache("bernoulli")
+    with mpmath.workdps(60):
+        p, q = mpmath.mpf(first[0]), mpmath.mpf(second[0])
+        truth = 2 * mpmath.acos(mpmath.sqrt(p * q) + mpmath.sqrt((1 - p) * (1 - q)))
+        assert relative(float(bernoulli.rao_distance(first, second)), truth) <= 1e-14

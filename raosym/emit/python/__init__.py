@@ -183,6 +183,9 @@ def module_context(verified: Verified) -> dict:
         "keyword_arguments": "".join([", *", *(f", {c.name}" for c in constants)])
         if constants else "",
         "point_values": _unpacking(variables, {v.local for v in variables}),
+        # Which infinite ends of the coordinates' domains _point checks on the whole array.
+        "ends": {"max": any(p.domain.upper == sympy.oo for p in spec.coordinates),
+                 "min": any(p.domain.lower == -sympy.oo for p in spec.coordinates)},
         "k": len(coordinates),
         "fisher": fisher,
         "numeric_entries": numeric_entries,
@@ -248,8 +251,10 @@ def _curvature_context(spec, curvature, variables, rename, scalars):
 
 def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set, *,
              exact: list[str] | None = None,
-             coordinates: set[sympy.Symbol] = frozenset()) -> tuple[dict, ModulePrinter]:
-    """Stable forms, common subexpressions shared (``_t0 = ...``), then printed.
+             coordinates: set[sympy.Symbol] = frozenset(),
+             printer_class: type[ModulePrinter] = ModulePrinter) -> tuple[dict, ModulePrinter]:
+    """Stable forms, common subexpressions shared (``_t0 = ...``), then printed (by
+    ``printer_class``: :class:`FloatPrinter` prints the same operations for Python floats).
 
     With ``exact`` (a function name per expression), an expression whose float form can
     cancel is printed as ``_recompute_where(value, sums, name, arguments)``, and ``name`` is
@@ -271,7 +276,7 @@ def _printed(exprs: list[sympy.Expr], rename: dict, scalars: set, *,
     for symbol, value in replacements:
         if value.free_symbols <= scalars:
             scalars.add(symbol)
-    printer = ModulePrinter(scalars)
+    printer = printer_class(scalars)
     assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
     printed_watched = iter(printer.doprint(expr) for expr in reduced[len(stable):])
     results, exact_functions = [], []

@@ -30,7 +30,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.derive.steps import RaoDistance
-from raosym.emit.python.printer import far_apart_forms, scaled_bessel
+from raosym.emit.python.printer import FloatPrinter, far_apart_forms, scaled_bessel
 from raosym.errors import EmitError
 
 WIDTH = 92  # as the backend's docstrings
@@ -118,15 +118,53 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
     code, printer = printed([far_apart_forms(stable)], {**rename, **locals_}, scalars)
     differences = [(delta.name, f"{locals_[one].name} - {locals_[two].name}")
                    for delta, one, two in differences]
+    one = _one_pair_context(printed, far_apart_forms(stable), {**rename, **locals_}, scalars,
+                            differences, spec, locals_, first, second)
     return {
         "closed": True,
         "structure": distance.structure,
         "assignments": differences + code["assignments"],
         "code": code["results"][0],
         "printed": code["printed"],
-        "helpers": printer.helpers,
+        "helpers": printer.helpers | (one["helpers"] if one else set()),
+        "one": one,
         **unpack,
     }
+
+
+def _one_pair_context(printed, expr, rename, scalars, differences, spec, locals_, first,
+                      second) -> dict | None:
+    """The closed distance of one pair printed for Python floats (:class:`FloatPrinter`:
+    the array code's operations in its order), with the domain checks as comparisons; None
+    when some operation has no float form that NumPy computes alike."""
+    try:
+        code, printer = printed([expr], rename, scalars, printer_class=FloatPrinter)
+    except EmitError:
+        return None
+    conditions = [_float_condition(locals_[symbol].name, p.domain)
+                  for points in (first, second)
+                  for symbol, p in zip(points, spec.coordinates, strict=True)]
+    conditions += [_float_condition(rename.get(p.symbol, p.symbol).name, p.domain)
+                   for p in spec.constants]
+    return {
+        "first": _unpacking([locals_[s].name for s in first]),
+        "second": _unpacking([locals_[s].name for s in second]),
+        "condition": " and ".join(conditions),
+        "assignments": differences + code["assignments"],
+        "code": code["results"][0],
+        "helpers": printer.helpers,
+    }
+
+
+def _float_condition(name: str, domain) -> str:
+    """Whether the Python float ``name`` lies in the domain, as comparisons (nan fails them;
+    infinite ends are open)."""
+    lower = repr(float(domain.lower)) if domain.lower.is_finite else "-math.inf"
+    upper = repr(float(domain.upper)) if domain.upper.is_finite else "math.inf"
+    left = "<=" if not domain.lower_open and domain.lower.is_finite else "<"
+    right = "<=" if not domain.upper_open and domain.upper.is_finite else "<"
+    condition = f"{lower} {left} {name} {right} {upper}"
+    return f"({condition} and {name} == math.floor({name}))" if domain.integer else condition
 
 
 def _periods(distance: RaoDistance, spec) -> list[tuple[int, str, str]]:

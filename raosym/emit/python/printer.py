@@ -501,6 +501,56 @@ class ModulePrinter(RangeSafeProducts, NumPyPrinter):
         return code
 
 
+
+class FloatPrinter(ModulePrinter):
+    """The module printer for Python floats: the operations of :class:`ModulePrinter`'s code
+    in the same order, so that they give the same value (``+``, ``-``, ``*``, ``/`` and
+    square roots are correctly rounded in NumPy and in Python alike; NumPy's own functions
+    are called on the floats, and the helpers have ``_float`` versions that raise where
+    the array helper would take its out-of-range branch). An expression with anything else
+    (a power NumPy computes through ``pow``, a helper without a float version) raises
+    :class:`EmitError`: then no float path is emitted."""
+
+    #: Helpers with a version for floats in helpers.py.j2 (``_hypot_float``, ...).
+    FLOAT_HELPERS = frozenset({"hypot", "asinh_quotient", "log1p_quotient"})
+
+    def _helper(self, name: str, *args) -> str:
+        if name not in self.FLOAT_HELPERS:
+            raise EmitError(f"no float version of the helper _{name}")
+        return super()._helper(f"{name}_float", *args)
+
+    def _print_Pow(self, expr: sympy.Pow, rational: bool = False) -> str:
+        base = self.parenthesize(expr.base, PRECEDENCE["Mul"], strict=True)
+        # x**2 is x*x for NumPy's arrays (np.square) but pow() for Python's floats.
+        if expr.exp == sympy.S.Half:
+            return f"math.sqrt({self._print(expr.base)})"
+        if expr.exp == -sympy.S.Half:
+            return f"1/math.sqrt({self._print(expr.base)})"
+        if expr.exp == 2:
+            return f"{base}*{base}"
+        if expr.exp == -1:
+            return f"1/{base}"
+        if expr.exp == -2:
+            return f"1/({base}*{base})"
+        raise EmitError(f"no float form of the power {expr} that NumPy computes alike")
+
+    def _print_hypot(self, expr: hypot) -> str:
+        if self._on_scalars(expr):
+            return self._nested("np.hypot", expr.args)
+        self.helpers.add("hypot_float")
+        return self._nested("_hypot_float", expr.args)
+
+    def _print_gamma(self, expr: sympy.gamma) -> str:
+        if not self._on_scalars(expr):
+            raise EmitError("no float version of the helper _gamma")
+        return super()._print_gamma(expr)
+
+    def _print_loggamma(self, expr: sympy.loggamma) -> str:
+        if not self._on_scalars(expr):
+            raise EmitError("no float version of the helper _loggamma")
+        return super()._print_loggamma(expr)
+
+
 #: Terms of the series of (log(1 + u) - u)/u**2 + 1/2 the helper sums for |u| < 1/4: the
 #: first term left out is below 0.25**31/33 ~ 7e-21.
 _LOG1PMX_TERMS = 30
