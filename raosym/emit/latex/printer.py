@@ -80,7 +80,11 @@ LATIN_TEXT = {
     "ß": r"\ss{}", "æ": r"\ae{}", "Æ": r"\AE{}", "œ": r"\oe{}", "Œ": r"\OE{}", "ø": r"\o{}",
     "Ø": r"\O{}", "ł": r"\l{}", "Ł": r"\L{}", "ı": r"\i{}", "ȷ": r"\j{}",
     "–": "--", "—": "---", "‘": "`", "’": "'", "“": "``", "”": "''", "…": r"\ldots{}",
-    "¡": "!`", "¿": "?`", "§": r"\S{}", "¶": r"\P{}", "©": r"\copyright{}",
+    "¡": "!`", "¿": "?`",
+    # Not \S, \P, \copyright: LaTeX sets those in the TS1 encoding, whose fonts a basic
+    # TeX Live has only as bitmaps, which microtype's font expansion refuses (pdflatex stops).
+    # The math symbols are Type 1 fonts; the copyright sign goes by its code point.
+    "§": r"\ensuremath{\S}", "¶": r"\ensuremath{\P}",
     "°": r"\ensuremath{^\circ}", "±": r"\ensuremath{\pm}", "\u00a0": "~",
 }
 #: Combining accents (after NFD decomposition) and the OT1 accent macros that set them.
