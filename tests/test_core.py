@@ -227,3 +227,18 @@ def test_every_catalog_family_is_in_the_readme_table():
     rows = {line.split("|")[1].strip() for line in table.splitlines()
             if line.startswith("| ") and not line.startswith("| file")}
     assert rows == {path.stem for path in DERIVATIONS.glob("*.toml")}
+
+
+def test_a_form_that_cancels_is_evaluated_to_its_digits():
+    """(e^x - 1 - x - x^2/2)/x^3 at x = 1e-30 is 1/6 + x/24 + ...: at 40 digits its terms
+    cancel to nothing, and a check on them would report a false disagreement (the cardioid's
+    curvature did). evaluate_to_precision raises the digits until two values agree."""
+    from raosym.verify.evaluate import evaluate, evaluate_to_precision
+
+    x = sympy.Symbol("x", positive=True)
+    expr = (sympy.exp(x) - 1 - x - x**2 / 2) / x**3
+    point = {x: mpmath.mpf("1e-30")}
+    with mpmath.workdps(40):
+        truth = mpmath.mpf(1) / 6 + point[x] / 24
+        assert abs(evaluate(expr, point) - truth) >= truth / 2  # no digit survives at 40
+        assert abs(evaluate_to_precision(expr, point) - truth) <= truth * mpmath.mpf(10) ** -35
