@@ -486,6 +486,7 @@ def _fisher_probes(derivation) -> list[Probe]:
     spec, fisher = derivation.spec, derivation.fisher
     k = fisher.rows
     entries = fisher_references(derivation)
+    tolerance, refusable = _fisher_tolerance(derivation), _refusable(derivation)
     probes = []
     for point in _fisher_points(derivation):
         values = [[entries[i][j](point) for j in range(k)] for i in range(k)]
@@ -496,8 +497,7 @@ def _fisher_probes(derivation) -> list[Probe]:
         probes.append(Probe("fisher_information", (_coordinates(spec, point),),
                             _constants(spec, point),
                             tuple(values[i][j] for i in range(k) for j in range(k)),
-                            tuple(scales), _fisher_tolerance(derivation),
-                            refusable=_refusable(derivation)))
+                            tuple(scales), tolerance, refusable=refusable))
     return probes
 
 
@@ -506,6 +506,7 @@ def _line_element_probes(derivation) -> list[Probe]:
     spec, fisher = derivation.spec, derivation.fisher
     k = fisher.rows
     entries = [reference for row in fisher_references(derivation) for reference in row]
+    tolerance, refusable = _fisher_tolerance(derivation), _refusable(derivation)
     probes = []
     for point in _fisher_points(derivation):
         values = [entry(point) for entry in entries]
@@ -514,8 +515,8 @@ def _line_element_probes(derivation) -> list[Probe]:
         with mpmath.workdps(REFERENCE_DIGITS):
             total, scale = mpmath.fsum(values), mpmath.fsum(abs(v) for v in values)
         probes.append(Probe("line_element", (_coordinates(spec, point), [1.0] * k),
-                            _constants(spec, point), (total,), (scale,),
-                            _fisher_tolerance(derivation), refusable=_refusable(derivation)))
+                            _constants(spec, point), (total,), (scale,), tolerance,
+                            refusable=refusable))
     return probes
 
 

@@ -67,8 +67,8 @@ def numerically_evaluated(derivation) -> dict:
 
 def _without_float_form(expr: sympy.Expr) -> str | None:
     """Why the module's printer cannot print ``expr``, or None when it can."""
+    stable = stable_forms(expr)
     try:
-        stable = stable_forms(expr)
         check_printable(stable)
         ModulePrinter(set()).doprint(stable)
     except (EmitError, PrintMethodNotImplementedError) as error:
@@ -102,7 +102,8 @@ def with_numeric_calls(derivation, fisher: sympy.Matrix, numeric: dict) -> sympy
 
 
 def _scores(spec) -> list[sympy.Expr]:
-    """``d log f / d theta_i`` (for an entry the derive stage closed, which kept no scores)."""
+    """``d log f / d theta_i``, as raosym.derive.fisher.scores (which emit may not import):
+    an entry the derive stage closed kept no scores."""
     logf = sympy.expand_log(sympy.log(spec.density), force=True)
     return [sympy.diff(logf, theta) for theta in spec.coordinate_symbols]
 
@@ -119,7 +120,6 @@ def numeric_contexts(derivation, rename: dict, numeric: dict) -> list[dict]:
                                                   *spec.constant_symbols)]
     if spec.support.discrete:
         return [_series_context(spec, entry, rename, parameters) for entry in entries]
-    by_position = {(e.row, e.column): e for e in derivation.entries}
     printer = IntegrandPrinter()
     x = spec.variable
     variable = sympy.Symbol("_x", real=True)
@@ -131,15 +131,15 @@ def numeric_contexts(derivation, rename: dict, numeric: dict) -> list[dict]:
     locations = [rename.get(p.symbol, p.symbol).name for p in spec.coordinates
                  if p.domain.lower == -sympy.oo]
     contexts = []
-    for entry in (by_position[(row, column)] for row, column, *_ in entries):
-        row, column = spec.coordinates[entry.row].name, spec.coordinates[entry.column].name
+    names = [p.name for p in spec.coordinates]
+    for row, column, first, second, _ in entries:
         contexts.append({
             "kind": "integral",
-            "name": f"_fisher_entry_{entry.row}_{entry.column}",
-            "label": f"g[{row}, {column}]",
+            "name": f"_fisher_entry_{row}_{column}",
+            "label": f"g[{names[row]}, {names[column]}]",
             "arguments": ", ".join(parameters),
             "density": code(spec.density),
-            "scores": tuple(code(score) for score in entry.scores),
+            "scores": (code(first), code(second)),
             "lower": code(spec.support.lower) if spec.support.lower.is_finite else "-math.inf",
             "upper": code(spec.support.upper) if spec.support.upper.is_finite else "math.inf",
             "breaks": "(" + "".join(f"{name}, " for name in [*locations, "0.0"]) + ")",
@@ -152,20 +152,13 @@ def numeric_contexts(derivation, rename: dict, numeric: dict) -> list[dict]:
 # ----------------------------------------------------------------------------- discrete families
 
 
-class betaln(sympy.Function):
-    """``log B(a, b)``, printed as SciPy's ``betaln`` (accurate where ``B`` underflows)."""
-
-
 class TermPrinter(ModulePrinter):
     """The module's NumPy code (and its helpers: ``_polygamma``, ``_polygamma_difference``,
     ...) for the terms of a series, on arrays of the summation variable and on the single
-    floats the tails' quadrature asks for; with SciPy's log-Beta function."""
+    floats the tails' quadrature asks for."""
 
     def __init__(self) -> None:
         super().__init__(scalars=set())
-
-    def _print_betaln(self, expr) -> str:
-        return f"scipy.special.betaln({self._print(expr.args[0])}, {self._print(expr.args[1])})"
 
 
 def series_log_density(density: sympy.Expr) -> sympy.Expr:
