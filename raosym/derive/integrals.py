@@ -394,7 +394,8 @@ _INNER_KERNELS = (sympy.exp, sympy.cos, sympy.sin, sympy.cosh, sympy.sinh)
 
 def transcendental_denominator(integrand: sympy.Expr, variable: sympy.Symbol):
     """The first factor ``B**(-e)`` of the integrand whose base holds a transcendental function
-    of ``variable`` inside a sum (``1 + erf(a*x)``, ``exp(-x) + exp(x)``), or None.
+    of ``variable`` inside a sum (``1 + erf(a*x)``, ``exp(-x) + exp(x)``) or is a Bessel or
+    error function of it (``besseli(0, v*x)``), or None.
 
     Such quotients (the skew-normal's score, a mixture's) are beyond the Risch and Meijer G
     algorithms: the route to the numeric path is then chosen by this rule, the same on every
@@ -403,10 +404,16 @@ def transcendental_denominator(integrand: sympy.Expr, variable: sympy.Symbol):
         base, exponent = factor.as_base_exp()
         if not (exponent.is_negative and base.has(variable)):
             continue
+        if isinstance(base, _SPECIAL_QUOTIENTS):
+            return factor  # the Rice score's besseli(1, v*x)/besseli(0, v*x)
         for term in sympy.Add.make_args(base) if base.is_Add else ():
             if any(node.has(variable) for node in term.atoms(*_TRANSCENDENTAL)):
                 return factor
     return None
+
+
+#: Non-elementary functions whose reciprocal, as a factor of its own, SymPy does not integrate.
+_SPECIAL_QUOTIENTS = (sympy.erf, sympy.erfc, sympy.besseli, sympy.besselj, sympy.besselk)
 
 
 def _split_conditions(result: sympy.Expr):

@@ -23,12 +23,13 @@ from functools import partial
 
 import sympy
 
+from sympy.codegen.cfunctions import expm1
 from sympy.printing.codeprinter import PrintMethodNotImplementedError
 
 from raosym.emit.python.distance import ScalarPrinter
 from raosym.emit.python.printer import (ModulePrinter, check_printable, loggamma_difference,
                                          loggamma_second_difference, printing_failure,
-                                         stable_forms)
+                                         scaled_bessel, stable_forms)
 from raosym.errors import EmitError
 from raosym.functions import with_complementary_erf
 
@@ -46,6 +47,13 @@ class IntegrandPrinter(ScalarPrinter):
 
     def _print_besseli(self, expr) -> str:
         return f"scipy.special.iv({self._print(expr.args[0])}, {self._print(expr.args[1])})"
+
+    def _print_scaled_besseli(self, expr) -> str:
+        # i0e and i1e, not ive(0, z) and ive(1, z): SciPy 1.17's ive is nan beyond z = 1e10.
+        order, argument = expr.args
+        if order in (0, 1):
+            return f"scipy.special.i{order}e({self._print(argument)})"
+        return super()._print_scaled_besseli(expr)
 
 
 def numerically_evaluated(derivation) -> dict:
@@ -108,6 +116,58 @@ def _scores(spec) -> list[sympy.Expr]:
     return [sympy.diff(logf, theta) for theta in spec.coordinate_symbols]
 
 
+def _exponential_parts(term: sympy.Expr) -> tuple[sympy.Expr, sympy.Expr]:
+    """``(c, A)`` with ``term = c*exp(A)``: the term's exponential factors merged."""
+    exponent, rest = sympy.S.Zero, []
+    for factor in sympy.Mul.make_args(term):
+        if isinstance(factor, sympy.exp):
+            exponent += factor.args[0]
+        else:
+            rest.append(factor)
+    return sympy.Mul(*rest), exponent
+
+
+def _relative_to(terms: list[tuple], reference: sympy.Expr) -> sympy.Expr:
+    """``sum c_i exp(A_i - reference)`` written as ``sum c_i + sum c_i expm1(A_i - reference)``
+    (the rule ``w exp(y) - w = w (exp(y) - 1)``), the sum of the coefficients simplified: it
+    holds the cancellation exactly (``(x - mu) - (x + mu) = -2 mu``)."""
+    constant, increments = [], []
+    for coefficient, exponent in terms:
+        shift = sympy.expand(exponent - reference)
+        constant.append(coefficient)
+        if shift != 0:
+            increments.append(coefficient * expm1(shift))
+    return sympy.factor(sympy.Add(*constant)) + sympy.Add(*increments)
+
+
+def stable_score(score: sympy.Expr) -> sympy.Expr:
+    """A score ``sum a_i exp(A_i) / (exp(A_1) + exp(A_2))`` (a two-component mixture's)
+    without its cancellation: ``(x - mu) exp(A_2) - (x + mu) exp(A_1)`` loses every digit of
+    ``mu (x**2 - 1)`` as mu -> 0. Numerator and denominator are divided by the exponential of
+    the larger exponent (a Piecewise on the sign of their difference, so that nothing
+    overflows) and written with ``expm1`` (:func:`_relative_to`). Other scores are returned
+    as they are."""
+    numerator, denominator = sympy.fraction(sympy.together(score))
+    below = [_exponential_parts(t) for t in sympy.Add.make_args(sympy.expand(denominator))]
+    above = [_exponential_parts(t) for t in sympy.Add.make_args(sympy.expand(numerator))]
+    if len(below) != 2:
+        return score
+    first, second = (exponent for _, exponent in below)
+    exponents = {first, second}
+    # Only a ratio of two exponentials with different exponents, each term above on one of
+    # them: elsewhere (the skew-normal's exp(-a**2 x**2/2)/(2 - erfc)) the rewrite would add
+    # a cancellation, 1 + expm1(y) for exp(y), instead of removing one.
+    if sympy.expand(first - second) == 0 or any(
+            not any(sympy.expand(exponent - e) == 0 for e in exponents) for _, exponent in above):
+        return score
+
+    def divided_by(reference):
+        return _relative_to(above, reference) / _relative_to(below, reference)
+
+    return sympy.Piecewise((divided_by(first), sympy.expand(second - first) <= 0),
+                           (divided_by(second), True))
+
+
 def numeric_contexts(derivation, rename: dict, numeric: dict) -> list[dict]:
     """The generated quadrature (or series) functions, one per numerically evaluated entry."""
     spec = derivation.spec
@@ -122,14 +182,24 @@ def numeric_contexts(derivation, rename: dict, numeric: dict) -> list[dict]:
         return [_series_context(spec, entry, rename, parameters) for entry in entries]
     printer = IntegrandPrinter()
     x = spec.variable
-    variable = sympy.Symbol("_x", real=True)
+    sign = {"positive": True} if spec.support.lower.is_nonnegative else {"real": True}
+    variable = sympy.Symbol("_x", **sign)
 
     def code(expr):
         expr = with_complementary_erf(expr).xreplace(rename).xreplace({x: variable})
+        # I_n(z) as exp(z)*ive(n, z) (z > 0), the exponentials merged and their exponent
+        # factored: the Rice density's I_0(v*x/s**2) overflows beyond v*x/s**2 = 713 though
+        # exp(-(x - v)**2/(2*s**2))*ive(0, v*x/s**2) does not.
+        expr = scaled_bessel(expr).replace(
+            lambda e: isinstance(e, sympy.exp) and e.args[0].has(variable),
+            lambda e: sympy.exp(sympy.factor(e.args[0])))
         return printer.doprint(expr)
 
-    locations = [rename.get(p.symbol, p.symbol).name for p in spec.coordinates
-                 if p.domain.lower == -sympy.oo]
+    # The quadrature is split at every coordinate's value and its negative (a location, or
+    # the centres +-mu of a symmetric mixture, whose mass sits far from 0 at mu = 1e6), at 0,
+    # and around them (the module's _quadrature_cuts).
+    centres = [*(sign + rename.get(p.symbol, p.symbol).name for p in spec.coordinates
+                 for sign in ("", "-")), "0.0"]
     contexts = []
     names = [p.name for p in spec.coordinates]
     for row, column, first, second, _ in entries:
@@ -139,10 +209,10 @@ def numeric_contexts(derivation, rename: dict, numeric: dict) -> list[dict]:
             "label": f"g[{names[row]}, {names[column]}]",
             "arguments": ", ".join(parameters),
             "density": code(spec.density),
-            "scores": (code(first), code(second)),
+            "scores": (code(stable_score(first)), code(stable_score(second))),
             "lower": code(spec.support.lower) if spec.support.lower.is_finite else "-math.inf",
             "upper": code(spec.support.upper) if spec.support.upper.is_finite else "math.inf",
-            "breaks": "(" + "".join(f"{name}, " for name in [*locations, "0.0"]) + ")",
+            "breaks": "(" + "".join(f"{centre}, " for centre in centres) + ")",
             "tolerance": f"{QUADRATURE_TOLERANCE:g}",
             "promised": f"{PROMISED_TOLERANCE:g}",
         })
