@@ -95,7 +95,6 @@ def generated_tree(catalog, tmp_path_factory):
     """The emit and write stages run once on the whole catalog, into a temporary folder (the
     emitted-code gate included: the only time the tests gate the whole catalog)."""
     from raosym import pipeline
-
     from raosym.cache import DerivationCache
 
     output = tmp_path_factory.mktemp("generated")
@@ -107,3 +106,36 @@ def generated_tree(catalog, tmp_path_factory):
                                             cache=DerivationCache(SESSION_CACHE))
     assert not generation.failures, [str(failure.error) for failure in generation.failures]
     return output
+
+
+def generate_through_cli(folder: Path, texts: dict[str, str], prefix: str):
+    """Write each derivation file ``NAME.toml`` of ``texts`` into ``folder`` and generate them
+    all with the CLI, as a user would (``--jobs 1 --json``): ``(summary, modules)``, the
+    ``--json`` entry of each family by name and its generated module, imported as
+    ``PREFIX_NAME``. Fails the test unless the run exits 0."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+
+    paths = []
+    for name, text in texts.items():
+        path = folder / f"{name}.toml"
+        path.write_text(text)
+        paths.append(str(path))
+    output = folder / "generated"
+    run = subprocess.run([sys.executable, "-m", "raosym", "generate", *paths, "--output",
+                          str(output), "--jobs", "1", "--json"],
+                         capture_output=True, text=True, cwd=REPOSITORY, timeout=1200,
+                         check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = {family["family"]: family for family in json.loads(run.stdout)["families"]}
+    modules = {}
+    for name in texts:
+        if not (output / "python" / f"{name}.py").exists():
+            continue
+        spec = importlib.util.spec_from_file_location(f"{prefix}_{name}",
+                                                      output / "python" / f"{name}.py")
+        modules[name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(modules[name])
+    return summary, modules

@@ -14,7 +14,6 @@ The module's log-Gamma helpers are checked against mpmath at arguments from 1e-3
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import subprocess
@@ -24,7 +23,7 @@ import mpmath
 import numpy as np
 import pytest
 import sympy
-from conftest import REPOSITORY
+from conftest import REPOSITORY, generate_through_cli
 
 # The module fixture generates two families once: the whole file runs on one xdist worker.
 pytestmark = pytest.mark.xdist_group("test_numeric_series")
@@ -64,26 +63,8 @@ rho = "positive"
 
 @pytest.fixture(scope="module")
 def modules(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("series")
-    paths = []
     families = {"nb_shape": NEGATIVE_BINOMIAL_SHAPE, "yule_simon": YULE_SIMON, "zipf": ZIPF}
-    for name, text in families.items():
-        path = folder / f"{name}.toml"
-        path.write_text(text)
-        paths.append(str(path))
-    output = folder / "generated"
-    run = subprocess.run([sys.executable, "-m", "raosym", "generate", *paths, "--output",
-                          str(output), "--jobs", "1", "--quiet"],
-                         capture_output=True, text=True, cwd=REPOSITORY, timeout=1200,
-                         check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    loaded = {}
-    for name in families:
-        spec = importlib.util.spec_from_file_location(f"series_{name}",
-                                                      output / "python" / f"{name}.py")
-        loaded[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(loaded[name])
-    return loaded
+    return generate_through_cli(tmp_path_factory.mktemp("series"), families, "series")[1]
 
 
 # ------------------------------------------------------------------ independent references

@@ -18,31 +18,26 @@ written by hand (not derived) at 40 digits. No code in raosym knows any of these
 
 from __future__ import annotations
 
-import importlib.util
-import json
-import subprocess
-import sys
-
 import mpmath
 import numpy as np
 import pytest
 import sympy
-from conftest import REPOSITORY
+from conftest import generate_through_cli
 
 # Its module fixture generates the families once: the whole file runs on one xdist worker.
 pytestmark = pytest.mark.xdist_group("test_reach_tails_and_bessel")
 
 FAMILIES = {
-    "logcauchy": ('support = "positive"\n'
-                  'density = "s/(pi*x*(s**2 + (log(x) - mu)**2))"',
+    "logcauchy": (('support = "positive"\n'
+                  'density = "s/(pi*x*(s**2 + (log(x) - mu)**2))"'),
                   {"mu": "real", "s": "positive"}, {}),
     "kumaraswamy": ('support = "(0, 1)"\ndensity = "a*b*x**(a - 1)*(1 - x**a)**(b - 1)"',
                     {"a": "positive", "b": "positive"}, {}),
-    "rice": ('support = "positive"\n'
-             'density = "x/s**2*exp(-(x**2 + v**2)/(2*s**2))*besseli(0, x*v/s**2)"',
+    "rice": (('support = "positive"\n'
+             'density = "x/s**2*exp(-(x**2 + v**2)/(2*s**2))*besseli(0, x*v/s**2)"'),
              {"v": "positive"}, {"s": "positive"}),
-    "mixture": ('support = "real"\n'
-                'density = "(exp(-(x - mu)**2/2) + exp(-(x + mu)**2/2))/(2*sqrt(2*pi))"',
+    "mixture": (('support = "real"\n'
+                'density = "(exp(-(x - mu)**2/2) + exp(-(x + mu)**2/2))/(2*sqrt(2*pi))"'),
                 {"mu": "positive"}, {}),
 }
 
@@ -59,26 +54,8 @@ def _derivation_file(name: str) -> str:
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     """The families generated through the CLI, as a user would: reports and modules."""
-    folder = tmp_path_factory.mktemp("third_round")
-    paths = []
-    for name in FAMILIES:
-        path = folder / f"{name}.toml"
-        path.write_text(_derivation_file(name))
-        paths.append(str(path))
-    output = folder / "generated"
-    run = subprocess.run([sys.executable, "-m", "raosym", "generate", *paths, "--output",
-                          str(output), "--jobs", "1", "--json"],
-                         capture_output=True, text=True, cwd=REPOSITORY, timeout=1200,
-                         check=False)
-    assert run.returncode == 0, run.stderr[-3000:]
-    summary = json.loads(run.stdout)
-    modules = {}
-    for name in FAMILIES:
-        spec = importlib.util.spec_from_file_location(f"third_{name}",
-                                                      output / "python" / f"{name}.py")
-        modules[name] = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(modules[name])
-    return {family["family"]: family for family in summary["families"]}, modules
+    return generate_through_cli(tmp_path_factory.mktemp("third_round"),
+                                {name: _derivation_file(name) for name in FAMILIES}, "third")
 
 
 def _relative(value, reference):

@@ -136,6 +136,9 @@ def close_integral(
     """Close ``Integral(integrand, (variable, lower, upper))`` or raise DerivationError."""
     integral = sympy.Integral(integrand, (variable, lower, upper))
     if lower == -sympy.oo and upper == sympy.oo:
+        translated = _translate(integrand, variable, budget=budget)
+        if translated is not None:
+            return translated
         folded = _fold_symmetric(integrand, variable, budget=budget)
         if folded is not None:
             return folded
@@ -147,6 +150,32 @@ def close_integral(
 
 def _strictly_inside(point, lower, upper) -> bool:
     return bool(sympy.And(point > lower, point < upper) == sympy.true)
+
+
+def _translate(integrand, variable, *, budget) -> ClosedIntegral | None:
+    """An integrand over the real line that depends on ``variable`` only through
+    ``variable - c``, for a real symbol ``c``, is integrated in ``u = variable - c``: the
+    log-Cauchy's score products, mapped onto the line by t = log x, are rational in t and mu
+    together, and SymPy's integrate spends its budget on the expanded polynomials that the
+    translated integrand ``4 s u**2/(pi (u**2 + s**2)**3)`` does not have."""
+    for centre in sorted(integrand.free_symbols - {variable}, key=lambda symbol: symbol.name):
+        if not centre.is_real or centre.is_positive or centre.is_negative:
+            continue  # a location is a real coordinate of either sign
+        u = closers.fresh_symbol("u", integrand, real=True)
+        translated = sympy.factor(sympy.cancel(integrand.xreplace({variable: u + centre})))
+        if centre in translated.free_symbols:
+            continue
+        step = ProofStep(
+            f"Substitute {variable} = {u} + {centre}.",
+            sympy.Integral(integrand, (variable, -sympy.oo, sympy.oo)),
+            sympy.Integral(translated, (u, -sympy.oo, sympy.oo)),
+            f"the integrand depends on {variable} only through {variable} - {centre}, and the "
+            "translation maps the real line onto itself",
+            "substitution",
+        )
+        inner = close_integral(translated, u, -sympy.oo, sympy.oo, budget=budget)
+        return ClosedIntegral(inner.value, (step, *inner.steps), inner.conditions)
+    return None
 
 
 def _fold_symmetric(integrand, variable, *, budget) -> ClosedIntegral | None:

@@ -102,8 +102,11 @@ FUNCTIONS: dict[str, WhitelistedFunction] = {
 #: The only constants; ``I`` is deliberately absent (expressions are real).
 CONSTANTS: dict[str, sympy.Expr] = {"E": sympy.E, "pi": sympy.pi, "oo": sympy.oo}
 
-#: Names a parameter or variable may not take, because expressions already give them a meaning.
-RESERVED_NAMES: frozenset[str] = frozenset(FUNCTIONS) | frozenset(CONSTANTS)
+#: Names a parameter or variable may not take, because a bare name in an expression already
+#: means them. Function names stay free (the rate ``beta`` of a gamma family is common): a call
+#: ``beta(a, b)`` is the function and a bare ``beta`` the parameter, and every printer qualifies
+#: its functions (``math.gamma``, ``mpmath.beta``, ``\Gamma``), so the two never meet.
+RESERVED_NAMES: frozenset[str] = frozenset(CONSTANTS)
 
 _BINARY_OPERATORS: dict[type, str] = {
     ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.Pow: "**",

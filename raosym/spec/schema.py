@@ -331,8 +331,8 @@ class _SpecBuilder:
                 f"'_', starting with a letter, not a Python keyword){hint}", key)
         if name in RESERVED_NAMES:
             raise self._error(
-                f"{role} name '{name}' shadows the function or constant '{name}' of the "
-                "expression language; choose another name", key)
+                f"{role} name '{name}' shadows the constant '{name}' of the expression "
+                "language; choose another name", key)
 
     def _check_collisions(self, variable: str, coordinates: Mapping, constants: Mapping):
         key = "variables" if "variables" in self.data else "variable"

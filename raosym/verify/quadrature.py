@@ -362,7 +362,7 @@ def _light_tail_extent(plain, base, direction, width, arguments):
     distance of that largest value (None when it is at ``base``); None for a heavy
     (algebraic) tail that never does. A tail whose mass lies far out (log-normal at mu = 40)
     first rises: it is not cut before its peak."""
-    largest, peak, peak_power = None, None, 0
+    largest, peak, peak_power, negligible_before = None, None, 0, False
     for power in range(_TAIL_PROBES):
         distance = width * mpmath.mpf(2) ** power
         try:
@@ -371,10 +371,14 @@ def _light_tail_extent(plain, base, direction, width, arguments):
             continue  # a probe where the integrand cannot be evaluated tells nothing
         if not mpmath.isfinite(value):
             continue
+        negligible = largest is not None and abs(value) < _NEGLIGIBLE * largest
         if largest is None or abs(value) > largest:
             largest, peak, peak_power = abs(value), (distance if power > 0 else None), power
-        elif abs(value) < _NEGLIGIBLE * largest:
+        elif negligible and negligible_before:
+            # Two probes in a row: one alone may sit on a zero of the integrand (a score
+            # a/b - x of a gamma family at b = 1/8 vanishes exactly at the probe x = 8a).
             return distance, peak
+        negligible_before = negligible
         if power >= peak_power + _HEAVY_TAIL_PROBES:
             return None  # not negligible 2**60 widths past its peak: a heavy (algebraic) tail
     return None

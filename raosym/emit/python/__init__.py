@@ -191,7 +191,8 @@ def module_context(verified: Verified) -> dict:
         "numeric_entries": numeric_entries,
         "numeric_integrals": any(e["kind"] == "integral" for e in numeric_entries),
         "numeric_series": any(e["kind"] == "series" for e in numeric_entries),
-        "exact_functions": fisher["exact"] + (curvature["exact"] if curvature else []),
+        "exact_functions": fisher["exact"] + (curvature["exact"] if curvature else [])
+        + ([distance["exact_metric"]] if distance and "exact_metric" in distance else []),
         "line_element": {"docstring": docstring_literal(
             line_element_docstring(spec, derivation.geometry.line_element))},
         "curvature": curvature,

@@ -30,6 +30,7 @@ from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.derive.steps import RaoDistance
+from raosym.emit.python.exact import exact_function
 from raosym.emit.python.printer import FloatPrinter, far_apart_forms, scaled_bessel
 from raosym.errors import EmitError
 
@@ -113,7 +114,8 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
                 **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
                 "field_unpack": _unpacking(_used_or_unused(coordinates, derivation, rename)),
                 "bounds": _bounds(spec),
-                **numeric_code(derivation.fisher, derivation.geometry.christoffel, rename)}
+                **numeric_code(derivation.fisher, derivation.geometry.christoffel, rename),
+                **(_exact_metric(derivation, rename) if len(coordinates) == 1 else {})}
     stable, differences = _translation_differences(distance.stable, first, second)
     code, printer = printed([far_apart_forms(stable)], {**rename, **locals_}, scalars)
     differences = [(delta.name, f"{locals_[one].name} - {locals_[two].name}")
@@ -130,6 +132,18 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
         "one": one,
         **unpack,
     }
+
+
+def _exact_metric(derivation, rename: dict) -> dict:
+    """A one-coordinate family's metric in mpmath (``exact_metric``, defined among the module's
+    exact functions), and ``exact_arguments``, its arguments with the coordinate as ``_t``: the
+    arc length falls back on its quadrature where float nodes cannot resolve the metric."""
+    coordinate = derivation.spec.coordinate_symbols[0]
+    local = rename.get(coordinate, coordinate)
+    function = exact_function("_exact_metric", derivation.fisher[0, 0].xreplace(rename), {local})
+    arguments = ["_t" if name == local.name else name
+                 for name in function["arguments"].split(", ")]
+    return {"exact_metric": function, "exact_arguments": ", ".join(arguments)}
 
 
 def _one_pair_context(printed, expr, rename, scalars, differences, spec, locals_, first,
@@ -270,23 +284,45 @@ def distance_docstring(verified) -> str:
         if not reason.lower().startswith("no closed form"):
             reason = f"No closed form: {reason}"
         lines += textwrap.wrap(reason[0].upper() + reason[1:], WIDTH - 4)
-        lines += [""] + textwrap.wrap(
-            "Computed numerically, pair by pair: the geodesic boundary-value problem is solved "
-            "by collocation (SciPy solve_bvp, from the straight line, in coordinates where each "
-            "open domain is the real line: log(theta_i - lower) and the like), and the initial "
-            "velocity it finds is polished by shooting (SciPy solve_ivp, DOP853 at rtol 1e-13, "
-            "on the displacement from theta1) with damped Newton steps. The path is certified: "
-            "it must end at theta2 and keep a constant speed to 1e-11 of its length, which is "
-            "the distance (16-node Gauss-Legendre quadrature of the speed). Points closer than "
-            "1e-7 (relative) take the midpoint metric, exact to O(separation**2). Relative "
-            f"tolerance: {NUMERIC_TOLERANCE:g}. Costs about 0.01 to 0.1 s per pair (see "
-            "benchmarks/rao_distance.py).", WIDTH - 4)
-        lines += ["", "Raises GeodesicError when a solve does not converge or fails its",
-                  "certificate (never a silent number); for a batch, only after every pair",
-                  "was tried, with the others' distances in its .distances (nan where a pair",
-                  "failed) and the failed indices in its .failures."]
+        lines += [""] + (_arc_length_lines() if k == 1 else _geodesic_lines())
     lines += ["", _raises()]
     return _docstring(lines)
+
+
+def _arc_length_lines() -> list[str]:
+    """How a one-coordinate family's distance is computed (arc_length.py.j2)."""
+    return textwrap.wrap(
+        "On a line the geodesic is the segment, so d = |integral of sqrt(g) from theta1 to "
+        "theta2|, computed by composite 16-node Gauss-Legendre quadrature of "
+        "sqrt(fisher_information) (the cancellation-free metric of this module), the pieces "
+        "doubled until two estimates agree to a tenth of the relative tolerance "
+        f"{NUMERIC_TOLERANCE:g}; points far apart relative to the domain's ends are joined in "
+        "coordinates where the open domain is the real line (log(theta - lower) and the like). "
+        "A length that does not settle with 4096 pieces (float nodes next to a finite end of "
+        "the domain cannot resolve the metric) is computed by mpmath quadrature of the metric "
+        "at 30 digits instead. Vectorized over pairs; d(p, p) == 0.", WIDTH - 4) + [
+        "", "Raises GeodesicError where the metric cannot be evaluated between the points",
+        "(never a silent number), with the other distances in its .distances (nan where a",
+        "pair failed) and the failed indices in its .failures."]
+
+
+def _geodesic_lines() -> list[str]:
+    """How the distance of a family of two or more coordinates is computed (distance.py.j2)."""
+    return textwrap.wrap(
+        "Computed numerically, pair by pair: the geodesic boundary-value problem is solved "
+        "by collocation (SciPy solve_bvp, from the straight line, in coordinates where each "
+        "open domain is the real line: log(theta_i - lower) and the like), and the initial "
+        "velocity it finds is polished by shooting (SciPy solve_ivp, DOP853 at rtol 1e-13, "
+        "on the displacement from theta1) with damped Newton steps. The path is certified: "
+        "it must end at theta2 and keep a constant speed to 1e-11 of its length, which is "
+        "the distance (16-node Gauss-Legendre quadrature of the speed). Points closer than "
+        "1e-7 (relative) take the midpoint metric, exact to O(separation**2). Relative "
+        f"tolerance: {NUMERIC_TOLERANCE:g}. Costs about 0.01 to 0.1 s per pair (see "
+        "benchmarks/rao_distance.py).", WIDTH - 4) + [
+        "", "Raises GeodesicError when a solve does not converge or fails its",
+        "certificate (never a silent number); for a batch, only after every pair",
+        "was tried, with the others' distances in its .distances (nan where a pair",
+        "failed) and the failed indices in its .failures."]
 
 
 def _bounds(spec) -> str:

@@ -1,0 +1,161 @@
+"""Reach, fourth round: names users pick and sample points the quadrature must not trip on.
+
+- a gamma family in shape and *rate* with the rate called ``beta``, as most textbooks write
+  it: a function's name is free for a parameter (``beta`` bare is the parameter, ``beta(...)``
+  the function), and the family derives, verifies and emits;
+- the same family at the rate 1/8 (a sample point the verification really drew): the score in
+  the rate, ``a/beta - x``, vanishes *exactly* at the probe ``x = 8a`` of the tail search,
+  which took that single zero for the end of the tail and cut the integral there
+  (E[s_a s_beta] = -3.57 instead of -8: a true result refused).
+
+References come from the literature (the gamma family's Fisher matrix in shape and rate:
+``[[psi'(a), -1/beta], [-1/beta, a/beta**2]]``), evaluated with mpmath here.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import mpmath
+import pytest
+import sympy
+from conftest import generate_through_cli
+
+from raosym.spec import load_spec
+
+pytestmark = pytest.mark.xdist_group("test_reach_names_and_probes")
+
+GAMMA_RATE = """\
+name = "gamma_rate"
+title = "Gamma family in shape a and rate beta"
+variable = "x"
+support = "positive"
+density = "beta**a/gamma(a)*x**(a - 1)*exp(-beta*x)"
+
+[coordinates]
+a = "positive"
+beta = "positive"
+"""
+
+
+def gamma_rate_fisher(a, rate):
+    """The literature's Fisher matrix of the gamma family in (shape, rate), at 40 digits."""
+    with mpmath.workdps(40):
+        a, rate = mpmath.mpf(a), mpmath.mpf(rate)
+        return [[mpmath.psi(1, a), -1 / rate], [-1 / rate, a / rate**2]]
+
+
+@pytest.fixture(scope="module")
+def generated(tmp_path_factory):
+    return generate_through_cli(tmp_path_factory.mktemp("names"), {"gamma_rate": GAMMA_RATE},
+                                "names")
+
+
+def test_a_parameter_may_take_a_function_name(generated):
+    summary, modules = generated
+    assert summary["gamma_rate"]["status"] == "ok"
+    for a, rate in ((1.9432639556302, 0.125), (0.3, 40.0), (250.0, 1e-3)):
+        expected = gamma_rate_fisher(a, rate)
+        got = modules["gamma_rate"].fisher_information([a, rate])
+        for i in range(2):
+            for j in range(2):
+                assert abs(got[i, j] - expected[i][j]) <= 1e-13 * abs(expected[i][j])
+
+
+def test_the_module_documents_the_parameter_under_its_own_name(generated):
+    _, modules = generated
+    assert modules["gamma_rate"].COORDINATES == ("a", "beta")
+    density = next(line for line in modules["gamma_rate"].__doc__.splitlines()
+                   if line.strip().startswith("f(x) ="))
+    assert "beta**a" in density and "gamma(a)" in density and "exp(-beta*x)" in density
+
+
+def test_a_tail_probe_on_a_zero_of_the_integrand_does_not_end_the_tail(tmp_path):
+    """E[s_a s_beta] at beta = 1/8, where a/beta - x is exactly 0 at a probe, is -1/beta."""
+    quadrature = importlib.import_module("raosym.verify.quadrature")
+    path = tmp_path / "gamma_rate.toml"
+    path.write_text(GAMMA_RATE)
+    spec = load_spec(path)
+    a, rate = spec.coordinate_symbols
+    log_density = sympy.log(spec.density)
+    score_a, score_rate = (sympy.diff(log_density, symbol) for symbol in (a, rate))
+    with mpmath.workdps(40):
+        point = {a: mpmath.mpf("1.9432639556302"), rate: mpmath.mpf(1) / 8}
+        value = quadrature.expectation(spec, score_a * score_rate * spec.density, point)
+        assert abs(value - gamma_rate_fisher(point[a], point[rate])[0][1]) < mpmath.mpf(10)**-35
+
+
+def test_a_constant_name_is_still_refused(tmp_path):
+    from raosym.errors import SpecError
+
+    path = tmp_path / "gamma_pi.toml"
+    path.write_text(GAMMA_RATE.replace("beta", "pi").replace('"gamma_rate"', '"gamma_pi"'))
+    with pytest.raises(SpecError, match="shadows the constant 'pi'"):
+        load_spec(path)
+
+
+# ----------------------------------------------- one coordinate: the distance is an arc length
+
+ONE_COORDINATE = {
+    "logseries": """\
+name = "logseries"
+variable = "k"
+support = "integers >= 1"
+density = "-p**k/(k*log(1 - p))"
+
+[coordinates]
+p = "(0, 1)"
+""",
+    "ztpoisson": """\
+name = "ztpoisson"
+variable = "k"
+support = "integers >= 1"
+density = "lam**k*exp(-lam)/(factorial(k)*(1 - exp(-lam)))"
+
+[coordinates]
+lam = "positive"
+""",
+}
+
+
+def logseries_metric(p):
+    """The logarithmic series family's Fisher information: Var(k)/(p^2) in its exponential
+    form, with mean m = -p/((1 - p) log(1 - p)) and Var(k) = m (1/(1 - p) - m)."""
+    mean = -p / ((1 - p) * mpmath.log1p(-p))
+    return mean * (1 / (1 - p) - mean) / p**2
+
+
+def ztpoisson_metric(lam):
+    """The zero-truncated Poisson family's: Var(k)/lam^2, with mean m = lam/(1 - e^-lam) and
+    Var(k) = m (1 + lam - m)."""
+    mean = lam / -mpmath.expm1(-lam)
+    return mean * (1 + lam - mean) / lam**2
+
+
+@pytest.fixture(scope="module")
+def one_coordinate(tmp_path_factory):
+    return generate_through_cli(tmp_path_factory.mktemp("one"), ONE_COORDINATE, "one")
+
+
+@pytest.mark.parametrize("name, metric, pairs", [
+    ("logseries", logseries_metric,
+     [(0.3, 0.7), (1e-12, 1 - 1e-12), (0.999999, 0.9999990009999989),
+      (0.999999999999, 0.999999998999), (0.5, 0.5 + 1e-13), (1e-300, 1e-200)]),
+    ("ztpoisson", ztpoisson_metric,
+     [(0.5, 3.0), (1e-6, 1.0000000009999999e-06), (1e-8, 1e8), (700.0, 710.0), (2.0, 2.0)]),
+])
+def test_one_coordinate_distance_is_the_arc_length(one_coordinate, name, metric, pairs):
+    """Against the integral of sqrt(g) written here (literature metric, mpmath quadrature at
+    30 digits): within the stated 1e-10, for nearby, far apart and near-the-end pairs."""
+    summary, modules = one_coordinate
+    assert summary[name]["status"] == "ok", summary[name]
+    module = modules[name]
+    got = module.rao_distance([[a] for a, _ in pairs], [[b] for _, b in pairs])
+    for (a, b), value in zip(pairs, got):
+        with mpmath.workdps(30):
+            expected = abs(mpmath.quad(lambda t: mpmath.sqrt(metric(t)),
+                                       [mpmath.mpf(a), mpmath.mpf(b)]))
+        if expected == 0:
+            assert value == 0.0
+        else:
+            assert abs(value - expected) <= 1e-10 * expected, (a, b, value, expected)
