@@ -287,6 +287,7 @@ def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.
     breaks = [lower, *sorted({c for c in candidates if lower < c < upper}), upper]
     total = mpmath.mpf(0)
     for left, right in zip(breaks, breaks[1:]):
+        scale = width  # the d of the piece's substitution (see _piece_function)
         if right == mpmath.inf or left == -mpmath.inf:
             side, base = ("right", left) if right == mpmath.inf else ("left", right)
             found = _light_tail_extent(plain, base, 1 if side == "right" else -1, width,
@@ -303,12 +304,34 @@ def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.
         elif left in anchors or right in anchors:
             kind, base = ("from left", left) if left in anchors else ("from right", right)
             interval = [0, mpmath.root(right - left, _POWER)]
+            function = _piece_function(integrand, x, anchors.get(base), kind, parameters)
+            if _slowly_vanishing(function, base, right - left, width, arguments):
+                kind, interval, scale = f"logarithmic {kind}", [0, 1], right - left
         else:
             kind, base, interval = "plain", 0, [left, right]
         function = _piece_function(integrand, x, anchors.get(base), kind, parameters)
-        total += mpmath.quad(lambda w, f=function, c=base: _at_node(f, w, c, width, arguments),
+        total += mpmath.quad(lambda w, f=function, c=base, d=scale: _at_node(f, w, c, d, arguments),
                              interval, method=method)
     return total
+
+
+def _slowly_vanishing(anchored, base, length, width, arguments) -> bool:
+    """Whether the mass next to an anchored end falls too slowly for ``x = c + w**16``: an
+    end-point singularity ``|x - c|**(a - 1)`` with a small ``a`` (``x**(a - 1)`` at a = 0.001
+    holds 96 % of its mass below x = 1e-20, and ``w**(16 a - 1)`` is still singular). The
+    mass density per decade, ``h f(c + h)`` (``w F(w) / 16`` of the anchored piece ``F``), is
+    compared at ``h = length * 1e-20`` and ``length * 1e-40``: a power ``h**e`` falls by
+    ``1e-20 e`` between them; a fall by less than 1e-3 (e < 0.15) is slow."""
+    values = []
+    for depth in (20, 40):
+        w = mpmath.root(length * mpmath.mpf(10) ** -depth, _POWER)
+        try:
+            values.append(abs(w * anchored(w, base, width, *arguments)))
+        except (ZeroDivisionError, ValueError, OverflowError):
+            return False
+    near, deep = values
+    return bool(mpmath.isfinite(near) and mpmath.isfinite(deep) and near > 0
+                and deep > _SLOW_FALL * near)
 
 
 def _peak(plain, centres, width, arguments, lower, upper) -> list:
@@ -413,9 +436,11 @@ def _piece_function(integrand, x, anchor, kind, parameters):
     w, d = sympy.Dummy("w", positive=True), sympy.Dummy("d", positive=True)
     c = sympy.Dummy("c", real=True)
     base = anchor if anchor is not None else c
-    direction = -1 if kind in ("from right", "light left tail", "heavy left tail") else 1
+    direction = -1 if kind.endswith(("from right", "left tail")) else 1
     if kind == "plain":
         substitution, jacobian = w, 1
+    elif kind.startswith("logarithmic"):
+        return _logarithmic_piece(integrand, x, base, direction, parameters, (w, c, d))
     elif kind.startswith("from"):
         substitution, jacobian = base + direction * w**_POWER, _POWER * w ** (_POWER - 1)
     elif kind.startswith("light"):
@@ -427,6 +452,20 @@ def _piece_function(integrand, x, anchor, kind, parameters):
     if kind.startswith("from"):
         local = _without_cancellation(local, w)
     # Common subexpressions once a node: the substituted x appears in every factor.
+    return mpmath_function(local, [w, c, d, *parameters], cse=True)
+
+
+def _logarithmic_piece(integrand, x, base, direction, parameters, dummies):
+    """``logarithmic from left/right``: ``x = c +- d exp(1 - w**-16)`` for w in (0, 1], d the
+    piece's length, so that a mass spread evenly over the decades of ``|x - c|`` (an end-point
+    singularity ``|x - c|**(a - 1)`` with a small ``a``) sits inside (0, 1] in w (near
+    ``w = a**(1/16)``). The cancellation-free forms of :func:`_without_cancellation` are taken in
+    ``e = exp(1 - w**-16)``, which vanishes at the end, before e is written out."""
+    w, c, d = dummies
+    e = sympy.Dummy("e", positive=True)
+    local = _without_cancellation(integrand.subs(x, base + direction * d * e), e)
+    decay = sympy.exp(1 - w**-_POWER)
+    local = local.subs(e, decay) * d * decay * _POWER * w ** (-_POWER - 1)
     return mpmath_function(local, [w, c, d, *parameters], cse=True)
 
 
