@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 
 import mpmath
+import numpy as np
 import pytest
 import sympy
 from conftest import generate_through_cli
@@ -106,6 +107,15 @@ density = "-p**k/(k*log(1 - p))"
 [coordinates]
 p = "(0, 1)"
 """,
+    "poisson_log": """\
+name = "poisson_log"
+variable = "k"
+support = "integers >= 0"
+density = "exp(k*eta - exp(eta))/factorial(k)"
+
+[coordinates]
+eta = "real"
+""",
     "ztpoisson": """\
 name = "ztpoisson"
 variable = "k"
@@ -148,12 +158,18 @@ def one_coordinate(tmp_path_factory):
     ("logseries", logseries_metric,
      [(0.3, 0.7), (1e-12, 1 - 1e-12), (0.999999, 0.9999990009999989),
       (0.999999999999, 0.999999998999), (0.5, 0.5 + 1e-13), (1e-300, 1e-200)]),
+    # A closed form, 2|e^(eta_1/2) - e^(eta_2/2)|, written with expm1 of the difference and the
+    # larger exponential factored out; d(p, p) = 0 where e^(eta/2) overflows.
+    ("poisson_log", mpmath.exp,
+     [(0.6089308784643315, 0.6089318784643315), (-700.0, 700.0), (1e6, 1e6), (-3.0, -3.0 + 1e-12),
+      (1400.0, 1400.0 + 1e-9)]),
     ("ztpoisson", ztpoisson_metric,
      [(0.5, 3.0), (1e-6, 1.0000000009999999e-06), (1e-8, 1e8), (700.0, 710.0), (2.0, 2.0)]),
 ])
 def test_one_coordinate_distance_is_the_arc_length(one_coordinate, name, metric, pairs):
     """Against the integral of sqrt(g) written here (literature metric, mpmath quadrature at
-    30 digits): within the stated 1e-10, for nearby, far apart and near-the-end pairs."""
+    30 digits): within the stated 1e-10, for nearby, far apart and near-the-end pairs (an
+    overflowing true value, e^700 apart, must be inf)."""
     summary, modules = one_coordinate
     assert summary[name]["status"] == "ok", summary[name]
     module = modules[name]
@@ -164,6 +180,8 @@ def test_one_coordinate_distance_is_the_arc_length(one_coordinate, name, metric,
                                        [mpmath.mpf(a), mpmath.mpf(b)]))
         if expected == 0:
             assert value == 0.0
+        elif expected > 1.7e308:
+            assert value == np.inf
         else:
             assert abs(value - expected) <= 1e-10 * expected, (a, b, value, expected)
 

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 import sympy
 from sympy.calculus.util import periodicity
-from sympy.codegen.cfunctions import log1p
+from sympy.codegen.cfunctions import expm1, log1p
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from raosym.derive.budget import BudgetExceeded, run_with_budget
@@ -636,7 +636,8 @@ def difference(expr, theta, hi, lo, delta, used, monotone) -> sympy.Expr:
     through; a rational function of ``theta`` by dividing out ``hi - lo``; ``√R`` (also a
     product of square roots, R = expr²) by the conjugate; ``log B`` by ``log1p`` (a product
     ``B`` factor by factor, when the factors' logarithms move the same way); ``asin √B`` by an
-    ``atan`` of cancellation-free sines and cosines; ``acosh``/``asinh`` by their logarithms.
+    ``atan`` of cancellation-free sines and cosines; ``exp`` by ``expm1`` with the larger
+    exponential factored out; ``acosh``/``asinh`` by their logarithms.
     """
     def at(e, value):
         return e.subs(theta, value)
@@ -683,6 +684,15 @@ def difference(expr, theta, hi, lo, delta, used, monotone) -> sympy.Expr:
         sine = sympy.sqrt(high * low_c) + sympy.sqrt(low * high_c)
         cosine = sympy.sqrt(high * low) + sympy.sqrt(high_c * low_c)
         return sympy.atan(recurse(base) / (sine * cosine))
+    if isinstance(expr, sympy.exp):
+        # e^a(hi) - e^a(lo) with the larger exponential factored out: expm1 of a difference
+        # that is <= 0 (never overflows), times an exponential no larger than the result's
+        # size (the Poisson family in its natural parameter: 2|e^(eta_1/2) - e^(eta_2/2)|).
+        exponent = expr.args[0]
+        used.append("exp")
+        if monotone(exponent) > 0:
+            return -sympy.exp(at(exponent, hi)) * expm1(-recurse(exponent))
+        return sympy.exp(at(exponent, lo)) * expm1(recurse(exponent))
     if isinstance(expr, (sympy.acosh, sympy.asinh)):
         u = expr.args[0]
         sign = -1 if isinstance(expr, sympy.acosh) else 1
@@ -751,6 +761,11 @@ IDENTITIES = {
         "is the sum of the differences of its factors' logarithms, which share a sign here "
         "(each factor's logarithm moves the same way), so the sum cancels nothing",
         lambda: sympy.expand_log(sympy.log(_x * _y)) - sympy.log(_x) - sympy.log(_y)),
+    "exp": Identity(
+        sympy.exp(_x) - sympy.exp(_y), -sympy.exp(_x) * expm1(_y - _x),
+        "e^x − e^y = −e^x·expm1(y − x) (= e^y·expm1(x − y))",
+        lambda: sympy.exp(_x) - sympy.exp(_y)
+        + sympy.exp(_x) * sympy.expand_func(expm1(_y - _x)).rewrite(sympy.exp)),
     "asin": Identity(
         sympy.asin(_sqrt(_x)) - sympy.asin(_sqrt(_y)),
         sympy.atan((_x - _y) / ((_sqrt(_x * (1 - _y)) + _sqrt(_y * (1 - _x)))
