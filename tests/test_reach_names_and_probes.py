@@ -248,3 +248,45 @@ def test_a_narrow_peak_between_the_grid_points_keeps_every_digit(tmp_path, shape
         expected = (mpmath.pi**2 / 6 + (1 - mpmath.euler) ** 2) / point[k] ** 2
         information = quadrature.expectation(spec, score**2 * spec.density, point)
         assert abs(information - expected) < mpmath.mpf(10) ** -35 * expected
+
+
+# -------------------- positivity read from the declared domains, and a symmetry's true zero
+
+BETA_MEAN_PRECISION = """\
+name = "beta_mp"
+variable = "x"
+support = "(0, 1)"
+density = "x**(m*t - 1)*(1 - x)**((1 - m)*t - 1)/beta(m*t, (1 - m)*t)"
+
+[coordinates]
+m = "(0, 1)"
+t = "positive"
+"""
+
+
+def beta_mean_precision_fisher(m, t):
+    """The literature's Fisher matrix of the beta family in mean m and precision t (a = m t,
+    b = (1 - m) t), at 40 digits."""
+    with mpmath.workdps(40):
+        m, t = mpmath.mpf(m), mpmath.mpf(t)
+        one, two = mpmath.psi(1, m * t), mpmath.psi(1, (1 - m) * t)
+        return [[t**2 * (one + two), t * (m * one - (1 - m) * two)],
+                [t * (m * one - (1 - m) * two),
+                 m**2 * one + (1 - m) ** 2 * two - mpmath.psi(1, t)]]
+
+
+def test_a_polygamma_of_one_minus_a_mean_is_emitted_and_a_symmetric_zero_is_exact(tmp_path):
+    """psi1(t (1 - m)) needs 1 - m > 0, which SymPy's assumptions cannot say of m in (0, 1):
+    the module was refused ('not provably positive'). At m = 1/2, g[m, t] is exactly 0, and
+    its recomputation in mpmath raised ('a sum cancels beyond 5000 digits')."""
+    summary, modules = generate_through_cli(tmp_path, {"beta_mp": BETA_MEAN_PRECISION}, "mp")
+    assert summary["beta_mp"]["status"] == "ok", summary["beta_mp"]
+    for m, t in ((0.5, 4.244507345680607), (0.3, 2.0), (1e-6, 50.0), (0.999, 1e3)):
+        got = modules["beta_mp"].fisher_information([m, t])
+        expected = beta_mean_precision_fisher(m, t)
+        scale = [mpmath.sqrt(abs(expected[0][0] * expected[1][1]))] * 2
+        for i in range(2):
+            for j in range(2):
+                reference = abs(expected[i][j]) if i == j else scale[0]
+                assert abs(got[i, j] - expected[i][j]) <= 1e-12 * reference, (m, t, i, j)
+    assert modules["beta_mp"].fisher_information([0.5, 4.244507345680607])[0, 1] == 0.0

@@ -31,8 +31,8 @@ from raosym.emit.python.exact import (absolute_size, cancelling_sums, exact_func
                                       needs_guard)
 from raosym.emit.python.numeric import (numeric_contexts, numeric_fisher_entry,
                                         numerically_evaluated, with_numeric_calls)
-from raosym.emit.python.printer import (ModulePrinter, check_printable, log1pmx_coefficients,
-                                        printing_failure, stable_forms)
+from raosym.emit.python.printer import (ModulePrinter, assumed_domains, check_printable,
+                                        log1pmx_coefficients, printing_failure, stable_forms)
 from raosym.emit.render import environment
 from raosym.errors import EmitError
 from raosym.spec.names import constant_name_problem, local_name
@@ -138,6 +138,15 @@ def _shared_helpers(accounting: dict | None) -> set[str]:
 
 def module_context(verified: Verified) -> dict:
     """Everything the module template lays out, as strings."""
+    spec = verified.derivation.spec
+    token = assumed_domains.set({p.symbol: p.domain for p in spec.parameters})
+    try:
+        return _module_context(verified)
+    finally:
+        assumed_domains.reset(token)
+
+
+def _module_context(verified: Verified) -> dict:
     derivation = verified.derivation
     spec = derivation.spec
     taken = {p.name for p in spec.parameters}

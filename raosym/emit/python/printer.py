@@ -21,6 +21,7 @@ The printer records the helpers it used, so a module only carries the helpers it
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 
 import sympy
 from sympy.codegen.cfunctions import log1p
@@ -320,17 +321,49 @@ def printing_failure(error: Exception) -> str:
     return f"no float implementation of {what} (NumPy, SciPy)"
 
 
+#: The declared domains of the family being emitted (``module_context`` sets them), by symbol:
+#: positivity that SymPy's assumptions cannot express (``1 - m`` for m in (0, 1)) is read
+#: from them.
+assumed_domains: ContextVar[dict | None] = ContextVar("assumed_domains", default=None)
+
+
+def provably_positive(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` is positive on the declared domains: by SymPy's assumptions, or with
+    each parameter of an open interval written through a positive ``u`` (``lo + (hi - lo)/(1 +
+    u)``, ``lo + u``, ``hi - u``) and the result factored (``t*(1 - m)`` becomes
+    ``t*u/(u + 1)``)."""
+    if expr.is_positive:
+        return True
+    domains = assumed_domains.get() or {}
+    substitution = {}
+    for symbol in expr.free_symbols:
+        domain = domains.get(symbol)
+        if domain is None:
+            continue
+        u = sympy.Dummy("u", positive=True)
+        lower_open = domain.lower.is_finite and domain.lower_open
+        upper_open = domain.upper.is_finite and domain.upper_open
+        if lower_open and upper_open:
+            substitution[symbol] = domain.lower + (domain.upper - domain.lower) / (1 + u)
+        elif lower_open and domain.upper.is_infinite:
+            substitution[symbol] = domain.lower + u
+        elif upper_open and domain.lower.is_infinite:
+            substitution[symbol] = domain.upper - u
+    return bool(substitution) and sympy.factor(expr.xreplace(substitution)).is_positive is True
+
+
 def check_printable(expr: sympy.Expr) -> None:
     """Refuse what the helpers cannot evaluate, before CSE hides the assumptions.
 
     ``_polygamma`` and ``_polygamma_difference`` implement positive arguments only (the
-    reflection formula is not implemented), so their arguments must be provably positive.
+    reflection formula is not implemented), so their arguments must be provably positive
+    (:func:`provably_positive`).
     """
     for function in expr.atoms(sympy.polygamma):
         order, argument = function.args
         if not (order.is_Integer and order >= 0):
             raise EmitError(f"cannot emit {function}: the order must be an integer >= 0")
-        if argument.is_positive is not True:
+        if not provably_positive(argument):
             raise EmitError(f"cannot emit {function}: its argument is not provably positive, "
                             "and the generated polygamma helper implements x > 0 only")
 
