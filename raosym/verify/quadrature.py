@@ -472,8 +472,10 @@ def _piece_function(integrand, x, anchor, kind, parameters):
     """
     # Dummies: a parameter of the family may be called w, c or d (lambdify would see the
     # same argument twice).
-    w, d = sympy.Dummy("w", positive=True), sympy.Dummy("d", positive=True)
-    c = sympy.Dummy("c", real=True)
+    # A plain piece's w is x itself, of either sign (were it w > 0, a piece left of 0 would
+    # read Heaviside(-x) as 0 and Heaviside(x) as 1: an asymmetric Laplace was 'divergent').
+    w = sympy.Dummy("w", **({"real": True} if kind == "plain" else {"positive": True}))
+    d, c = sympy.Dummy("d", positive=True), sympy.Dummy("c", real=True)
     base = anchor if anchor is not None else c
     direction = -1 if kind.endswith(("from right", "left tail")) else 1
     if kind == "plain":
