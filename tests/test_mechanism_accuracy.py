@@ -170,3 +170,67 @@ def test_scalar_fast_path_grid(modules):
                 assert _relative_error(got, _randomized_response(alpha, p)) <= TOLERANCE, (alpha, p)
     with pytest.raises(ValueError, match="alpha must lie in"):
         rr.rdp_epsilon(float("nan"), 0.7)
+
+
+def _gaussian(alpha, sensitivity, sigma):
+    return mpmath.mpf(alpha) * mpmath.mpf(sensitivity) ** 2 / (2 * mpmath.mpf(sigma) ** 2)
+
+
+@pytest.mark.parametrize("sensitivity, sigma", [
+    (1.0, 4.0),
+    (1.0, 1e150),    # rho = 5e-301, a normal float: alpha*rho
+    (1.0, 2e154),    # rho = 1.25e-309, subnormal: the derived order of products instead
+    (3e-160, 1.0),   # rho = 4.5e-320, subnormal
+    (1e150, 1.0),    # rho = 5e299: alpha*rho overflows at the large orders, as the curve does
+])
+def test_linear_curve_alpha_times_rho_on_both_paths(modules, sensitivity, sigma):
+    """The Gaussian curve is computed as alpha*rho where rho is a normal float, else in the
+    derived order: against mpmath at every order, floats and arrays, and the two paths give
+    the same bits."""
+    gaussian = modules["gaussian_location"]
+    orders = np.array([1 + 2.0**-40, 1.5, 2.0, 32.0, 1e4, 1e300])
+    curve = gaussian.rdp_epsilon(orders, sensitivity, sigma)
+    with mpmath.workdps(50):
+        for alpha, got in zip(orders, curve):
+            exact = _gaussian(alpha, sensitivity, sigma)
+            if exact > 1.7976931348623157e308:
+                assert got == np.inf
+                continue
+            # A subnormal curve keeps only its own digits.
+            tolerance = TOLERANCE if exact > 2.2250738585072014e-308 else 5e-324 / float(exact)
+            assert _relative_error(got, exact) <= max(tolerance, TOLERANCE), (alpha, got)
+            assert gaussian.rdp_epsilon(float(alpha), sensitivity, sigma) == got
+
+
+def test_batched_expm1mx_is_the_separate_calls(modules):
+    """One _expm1mx_batch call gives each argument's _expm1mx to the last bit (the Laplace
+    curve's two calls are one), and _expm1mx is exp(x) - 1 - x to 1e-15 (mpmath)."""
+    laplace = modules["laplace_location"]
+    rng = np.random.default_rng(5)
+    first = np.concatenate([[0.0, 1e-300, -1e-8, 0.999, -0.999, 1.0, -1.0, 700.0, -745.0],
+                            rng.uniform(-3, 3, 200)])
+    second = rng.uniform(-1.5, 1.5, (3, 7))
+    one, other = laplace._expm1mx_batch(first, second)
+    assert one.shape == first.shape and other.shape == second.shape
+    np.testing.assert_array_equal(one, laplace._expm1mx(first))
+    np.testing.assert_array_equal(other, laplace._expm1mx(second))
+    with mpmath.workdps(60):
+        for x, got in zip(first, one):
+            exact = mpmath.expm1(mpmath.mpf(float(x))) - mpmath.mpf(float(x))
+            if exact == 0:
+                assert got == 0
+            else:
+                assert _relative_error(got, exact) <= TOLERANCE, x
+
+
+@pytest.mark.parametrize("size", [3, 200, 20000])  # argmin/argmax below _SHORT, reductions above
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), 1.0, 0.5])
+def test_an_order_outside_the_domain_is_named_in_any_position(modules, size, bad):
+    orders = np.linspace(1.5, 64.0, size)
+    for position in (0, size // 2, size - 1):
+        spoiled = orders.copy()
+        spoiled[position] = bad
+        for name, arguments in (("laplace_location", (1.0, 2.0)),
+                                ("gaussian_location", (1.0, 4.0)), ("bernoulli", (0.7,))):
+            with pytest.raises(ValueError, match=rf"alpha must lie in \(1, oo\); got {bad!r}"):
+                modules[name].rdp_epsilon(spoiled, *arguments)

@@ -110,6 +110,17 @@ def _bound(rdp, alpha_minus_one, delta: float, conversion: str):
         f"unknown conversion {conversion!r}; expected one of {', '.join(CONVERSIONS)}")
 
 
+def _bound_float(rdp: float, alpha_minus_one: float, delta: float, conversion: str) -> float:
+    """:func:`_bound` of Python floats (``conversion`` already checked); inf or nan where the
+    curve is."""
+    log_delta = math.log(delta)
+    if conversion == "mironov":
+        return rdp - log_delta / alpha_minus_one
+    log_alpha = math.log1p(alpha_minus_one)
+    return (rdp + math.log(alpha_minus_one) - log_alpha
+            - (log_delta + log_alpha) / alpha_minus_one)
+
+
 @dataclass(frozen=True)
 class DpGuarantee:
     """(ε, δ)-DP obtained from an RDP curve at the order α that minimizes the bound.
@@ -165,6 +176,14 @@ def dp_epsilon(curve: RdpCurve | Callable, delta: float, conversion: str = "ball
                             conversion)
         return np.where(np.isfinite(values), values, np.inf)
 
+    def objective_at(u):
+        # One order, as Brent's method asks: the bound on Python floats (NumPy's calls on a
+        # one-element array cost several times the curve's own evaluation).
+        alpha_minus_one = math.exp(u)
+        value = _bound_float(float(_evaluate(curve, np.array([1.0 + alpha_minus_one]))[0]),
+                             alpha_minus_one, delta, conversion)
+        return value if math.isfinite(value) else math.inf
+
     grid = objective(_LOG_ALPHA_GRID)
     if not np.isfinite(grid).any():
         raise AccountingFailure(f"the RDP curve {curve.label} is not finite at any order searched")
@@ -173,7 +192,7 @@ def dp_epsilon(curve: RdpCurve | Callable, delta: float, conversion: str = "ball
     at_boundary = best in (0, len(_LOG_ALPHA_GRID) - 1)
     if not at_boundary:
         result = optimize.minimize_scalar(
-            lambda u: float(objective(np.array([u]))[0]),
+            objective_at,
             bounds=(float(_LOG_ALPHA_GRID[best - 1]), float(_LOG_ALPHA_GRID[best + 1])),
             method="bounded", options={"xatol": 1e-12, "maxiter": 500})
         if not result.success:
