@@ -220,3 +220,50 @@ def test_references_are_split_into_citations():
     assert other == r"lecture notes \& more"
     assert citations("van Erven and Harremoës (2014)")[0].key == \
         "ref:vanervenandharremoes2014"
+
+
+# ----------------------------------------------------------------------------- forms a reader writes
+
+
+def test_square_roots_of_positive_factors_share_one_root(printer):
+    # sqrt(a) sqrt(b) = sqrt(ab) for a, b >= 0: the positive symbols join
+    assert printer.doprint(1 / (sympy.sqrt(MU) * sympy.sqrt(SIGMA))) == \
+        r"\frac{1}{\sqrt{\mu \sigma}}"
+    assert printer.doprint(sympy.sqrt(2) * sympy.sqrt(NU)) == r"\sqrt{2 \nu}"
+    # ... but not for a base of unknown sign: sqrt(-1) sqrt(-1) = -1, sqrt((-1)(-1)) = 1
+    y = sympy.Symbol("y", real=True)
+    assert printer.doprint(sympy.sqrt(y) * sympy.sqrt(y - 1)) == r"\sqrt{y} \sqrt{y - 1}"
+
+
+def test_roots_join_where_the_declared_domain_makes_the_bases_positive():
+    from raosym.spec.schema import load_spec
+
+    spec = load_spec("derivations/bernoulli.toml")
+    p = spec.parameters[0].symbol  # p in (0, 1): p and 1 - p are positive
+    bernoulli = ProofPrinter(spec)
+    assert bernoulli.doprint(1 / (sympy.sqrt(p) * sympy.sqrt(1 - p))) == \
+        r"\frac{1}{\sqrt{p \left(1 - p\right)}}"
+    p_1, p_2 = sympy.symbols("p_1 p_2")  # two points of the family
+    assert bernoulli.doprint(sympy.sqrt(p_1) * sympy.sqrt(p_2)) == r"\sqrt{p_{1} p_{2}}"
+
+
+def test_an_integral_stands_after_its_coefficient_not_above_a_bar(printer):
+    t = sympy.Symbol("t")
+    integral = sympy.Integral(sympy.exp(-t**2), (t, -sympy.oo, sympy.oo))
+    text = printer.doprint(4 * (NU / 2 + sympy.S.Half)**2 * integral / (MU * SIGMA**2))
+    # the coefficient in its factored form ((nu + 1)^2, not 4 ((nu + 1)/2)^2), then the integral
+    assert text.startswith(r"\frac{\left(\nu + 1\right)^{2}}{\mu \sigma^{2}} \int")
+    assert r"\frac{\int" not in text
+
+
+def test_factors_built_one_by_one_are_juxtaposed_except_before_a_number(printer):
+    product = sympy.Mul(MU / SIGMA**2, X, evaluate=False)
+    assert printer.doprint(product) == r"\frac{\mu}{\sigma^{2}} x"
+    assert printer.doprint(sympy.Mul(1 / (2 * SIGMA**2), 2, evaluate=False)) == \
+        r"\frac{1}{2 \sigma^{2}} \cdot 2"
+
+
+def test_a_product_of_differentials_is_spaced_in_coordinate_order():
+    spec = _Spec(("sigma", "mu"))
+    d_mu, d_sigma = sympy.symbols("dmu dsigma")
+    assert ProofPrinter(spec).doprint(d_mu * d_sigma) == r"\mathrm{d}\sigma \, \mathrm{d}\mu"

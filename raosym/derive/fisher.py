@@ -179,10 +179,14 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacob
     )
     derivatives = [(sympy.Derivative(names["A"], theta), sympy.simplify(g))
                    for theta, g in zip(coordinates, gradient)]
-    derivatives += [(sympy.Derivative(names["eta"][a], theta), sympy.simplify(jacobian[a, i]))
-                    for a in range(len(eta)) for i, theta in enumerate(coordinates)]
+    # The natural parameters' zero derivatives go without saying (eta_2 = k has no
+    # derivative in theta), as the Hessian step below leaves out their zero second ones.
+    derivatives += [(sympy.Derivative(names["eta"][a], theta), value)
+                    for a in range(len(eta)) for i, theta in enumerate(coordinates)
+                    if (value := sympy.simplify(jacobian[a, i])) != 0]
     first = ProofStep(
-        "The first derivatives of the log-partition function and of the natural parameters:",
+        "The first derivatives of the log-partition function and the nonzero first "
+        "derivatives of the natural parameters:",
         derivatives[0][0], derivatives[0][1],
         "differentiation of the functions read off above",
         "exponential family",

@@ -399,6 +399,12 @@ def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = No
             opening = formatted.pop()
             formatted.append(_merged_step(opening, _step(step, printer, 0, lemma,
                                                          continues=True)))
+        elif continues and formatted and step_rows(step, printer, continues=True):
+            # A step that continues the chain of the one before is the next equality of
+            # that display, not a display of its own starting with "=". (One that shows
+            # nothing, a check that the result is unchanged, stays a step of its own.)
+            formatted.append(_continued_step(formatted.pop(), _step(step, printer, 0, lemma,
+                                                                    continues=True)))
         else:
             formatted.append(_step(step, printer, 0, lemma, continues=continues))
         # the expression this display ends with, when it ends with the step's result
@@ -445,6 +451,21 @@ def _merged_step(opening: dict, step: dict) -> dict:
     justification = opening["justification"].rstrip(".") + "; " + _lowered(step["justification"])
     return {**step, "rows": opening["rows"] + step["rows"], "justification": justification,
             "lemma": "", "lemmas": lemmas}
+
+
+def _continued_step(earlier: dict, step: dict) -> dict:
+    """One step from a computation and the step that continues its chain of equalities:
+    the claims joined by "then", and the justifications in the order the engine took them,
+    the later one introduced as that of the next equality (or equalities) of the display."""
+    lemmas = list(dict.fromkeys(earlier["lemmas"] + step["lemmas"]))
+    claim = earlier["claim"].rstrip(".:") + "; then " + _lowered(step["claim"])
+    added = sum(row.lstrip().startswith("&=") for row in step["rows"])
+    justification = (earlier["justification"] + (" Next equality: " if added < 2 else
+                                                 " Next equalities: ")
+                     + step["justification"])
+    return {**earlier, "claim": claim, "rows": earlier["rows"] + step["rows"],
+            "justification": justification, "lemma": "", "lemmas": lemmas,
+            "merge": False}
 
 
 def _lowered(text: str) -> str:

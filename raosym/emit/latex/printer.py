@@ -17,6 +17,7 @@ from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
 from raosym.derive.steps import fisher_symbol
+from raosym.emit.latex.forms import positive_on_domain
 from raosym.functions import log_ratio
 from raosym.spec.model import FamilySpec
 
@@ -251,10 +252,50 @@ def even_power_chosen(expr: sympy.Pow) -> sympy.Expr | None:
     return None
 
 
+def content_taken_out(expr: sympy.Mul) -> sympy.Expr | None:
+    """A product with a rational coefficient and a power of a sum with a rational content
+    written with the content taken into the coefficient, when that shortens the coefficient:
+    ``(nu + 1)^2`` for ``4 ((nu + 1)/2)^2``. The same expression; None otherwise."""
+    coefficient, rest = expr.as_coeff_Mul()
+    if not coefficient.is_Rational or coefficient == 1:
+        return None
+    factors = list(sympy.Mul.make_args(rest))
+    for index, factor in enumerate(factors):
+        base, exponent = factor.as_base_exp()
+        if not (isinstance(base, sympy.Add) and exponent.is_Integer and exponent > 0):
+            continue
+        content, primitive = base.primitive()
+        taken = coefficient * content**exponent
+        if content != 1 and abs(taken.p) + taken.q < abs(coefficient.p) + coefficient.q:
+            others = factors[:index] + factors[index + 1:]
+            return sympy.Mul(taken, primitive**exponent, *others)
+    return None
+
+
+def _root_of_sum_apart(factor: sympy.Expr) -> list[sympy.Expr]:
+    """``sqrt(N/q)`` as ``[sqrt(N), 1/sqrt(q)]`` for a sum whose terms have the common
+    integer denominator ``q`` (``sqrt((mu_1 - mu_2)^2/2 + s^2)``: a fraction inside a root),
+    so that the root of ``q`` may join the other roots; else ``[factor]``."""
+    base, exponent = factor.as_base_exp()
+    if not (isinstance(base, sympy.Add) and exponent in (sympy.S.Half, -sympy.S.Half)):
+        return [factor]
+    numerator, denominator = sympy.fraction(sympy.together(base))
+    # every symbol of a proof is a real number (a coordinate, a point, the variable)
+    real = numerator.subs({symbol: sympy.Dummy(symbol.name, real=True)
+                           for symbol in numerator.free_symbols})
+    if not (denominator.is_Integer and denominator > 1) or not real.is_nonnegative:
+        return [factor]
+    return [sympy.Pow(numerator, exponent, evaluate=False),
+            sympy.Pow(denominator, -exponent, evaluate=False)]
+
+
 def chosen_form(expr: sympy.Basic) -> sympy.Basic | None:
     """The form the printer writes ``expr`` in when it chooses its signs (a product, an even
     power), for the line breaker to break what is printed; None when it prints as it is."""
     if isinstance(expr, sympy.Mul) and not _unevaluated(expr):
+        taken = content_taken_out(expr)
+        if taken is not None:
+            return taken
         cleared = fraction_cleared(expr)
         return cleared if cleared is not None else sign_chosen(expr)
     if isinstance(expr, sympy.Pow):
@@ -350,6 +391,9 @@ class ProofPrinter(LatexPrinter):
         #: Whether an unevaluated product is printed as written (see doprint_written).
         self.written = False
         self._differential_names = {f"d{p.name}" for p in spec.coordinates}
+        self._differential_order = [f"d{p.name}" for p in spec.coordinates]
+        #: The family, whose declared domains decide which square roots may be joined.
+        self.spec = spec
         #: The names of the sample variables (x, and x_1, x_2 of a composition).
         variable = getattr(spec, "variable", None)
         self._variables = set() if variable is None else {
@@ -416,14 +460,20 @@ class ProofPrinter(LatexPrinter):
             # named functions side by side, in the order given: u_mu(x)^2 f(x)
             return " ".join(self._print(factor) for factor in expr.args)
         if not _unevaluated(expr):
-            chosen = fraction_cleared(expr)
+            if len(expr.args) > 1 and self._differentials(expr):
+                return self._differential_product(expr)
+            chosen = content_taken_out(expr)
+            if chosen is None:
+                chosen = fraction_cleared(expr)
             if chosen is None:
                 chosen = sign_chosen(expr)
             if chosen is not None:
                 return self._print(chosen)
-            split = self._tall_functions_apart(expr)
-            if split is not None:
-                return split
+            for special in (self._integral_last, self._tall_functions_apart,
+                            self._roots_joined):
+                printed = special(expr)
+                if printed is not None:
+                    return printed
             return super()._print_Mul(expr)
         factors = list(expr.args)
         denominator = [factor for factor in factors if isinstance(factor, sympy.Pow)
@@ -466,9 +516,112 @@ class ProofPrinter(LatexPrinter):
                 printed = rf"\left({printed}\right)"
             # a written form juxtaposes its factors, as one writes 2 pi sigma^2, and so
             # does a coefficient with the differentials of a line element
-            juxtaposed = self.written or self._differentials(factor)
-            text += (("" if not index else " " if juxtaposed else r" \cdot ") + printed)
+            text += ("" if not index else self._factor_gap(factors[index - 1], factor, printed)
+                     ) + printed
         return sign + text
+
+    def _factor_gap(self, before: sympy.Expr, factor: sympy.Expr, printed: str) -> str:
+        r"""What stands between two factors of a product the engine built factor by factor:
+        a space, as one writes ``\frac{\mu}{\sigma^2} x`` or ``2 \pi \sigma^2``; ``\cdot``
+        before a number (``\frac{1}{2b^2} \cdot 2``, not ``\frac{1}{2b^2} 2``) and between
+        two quotients, whose bars would otherwise read as one."""
+        if self.written or self._differentials(factor):
+            return " "
+        if printed.lstrip()[:1].isdigit():
+            return r" \cdot "
+        if all(isinstance(f, sympy.Expr) and sympy.fraction(f, exact=True)[1] != 1
+               for f in (before, factor)):
+            return r" \cdot "
+        return " "
+
+    def _differential_product(self, expr: sympy.Mul) -> str:
+        r"""``\mathrm{d}k \, \mathrm{d}\theta``: differentials in the order of the coordinates,
+        a thin space apart (juxtaposed they read as one symbol ``dkd\theta``)."""
+        order = {name: index for index, name in enumerate(self._differential_order)}
+
+        def position(factor):
+            base = factor.as_base_exp()[0]
+            return order.get(base.name, 0) if base.is_Symbol else 0
+
+        return r" \, ".join(self._print(factor) for factor in sorted(expr.args, key=position))
+
+    def _integral_last(self, expr: sympy.Mul) -> str | None:
+        r"""A product of an integral (or a sum) and other factors printed with the other
+        factors first, in their shortest form, and the integral after them:
+        ``\frac{(\nu + 1)^2 \Gamma(\ldots)}{\sqrt{\pi} \nu^{3/2} s^2} \int \ldots``, not the
+        integral above a fraction's bar (set in text style, its limits squeezed)."""
+        integrals = [f for f in expr.args if isinstance(f, (sympy.Integral, sympy.Sum))]
+        if len(integrals) != 1:
+            return None
+        (integral,) = integrals
+        rest = sympy.Mul(*(f for f in expr.args if f is not integral))
+        factored = sympy.factor(rest)
+        if sympy.count_ops(factored) < sympy.count_ops(rest):
+            rest = factored
+        if rest == 1:
+            return self._print(integral)
+        if rest == -1:
+            return "- " + self._print(integral)
+        head = self._print(rest)
+        if isinstance(rest, sympy.Add):
+            head = rf"\left({head}\right)"
+        return f"{head} {self._print(integral)}"
+
+    def _roots_joined(self, expr: sympy.Mul) -> str | None:
+        r"""Square roots of positive factors joined under one root, as a reader writes them:
+        ``\sqrt{p (1 - p)}``, not ``\sqrt{p} \sqrt{1 - p}`` (the same for positive bases,
+        which the declared domains decide)."""
+        roots: dict = {}
+        factors = [part for factor in expr.args for part in _root_of_sum_apart(factor)]
+        for factor in factors:
+            base, exponent = factor.as_base_exp()
+            if exponent in (sympy.S.Half, -sympy.S.Half) and positive_on_domain(base, self.spec):
+                roots.setdefault(exponent, []).append(factor)
+        if all(len(factors) < 2 for factors in roots.values()):
+            return None
+        joined_away = {factor for factors in roots.values() if len(factors) > 1
+                       for factor in factors}
+        others = [f for f in factors if f not in joined_away]
+        numerator = [f for f in others if not (f.is_Pow and f.exp.is_negative)
+                     and not f.is_Rational]
+        denominator = [f.base if f.exp == -1 else sympy.Pow(f.base, -f.exp)
+                       for f in others if f.is_Pow and f.exp.is_negative]
+        for number in (f for f in others if f.is_Rational):  # 1/2: 1 above, 2 below
+            numerator.append(sympy.Integer(number.p))
+            denominator.append(sympy.Integer(number.q))
+        for exponent, factors in roots.items():
+            if len(factors) < 2:
+                continue
+            bases = sorted((f.base for f in factors), key=lambda base: not base.is_Number)
+            root = sympy.Pow(sympy.Mul(*bases, evaluate=False),
+                             sympy.S.Half, evaluate=False)
+            (numerator if exponent.is_positive else denominator).append(root)
+        top = self._product_of(numerator)
+        if not denominator:
+            return top
+        sign = ""
+        if top.startswith("- "):
+            sign, top = "- ", top[2:]
+        return sign + rf"\frac{{{top}}}{{{self._product_of(denominator)}}}"
+
+    def _product_of(self, factors: list) -> str:
+        """Factors side by side, as SymPy's printer sets a product: the number first, sums
+        in brackets; ``1`` for none."""
+        coefficient = sympy.Mul(*(f for f in factors if f.is_Number))
+        pieces = []
+        # functions after the powers and roots: \sqrt{2 \nu} \operatorname{acosh}(...)
+        for factor in sorted((f for f in factors if not f.is_Number),
+                             key=lambda f: isinstance(f, sympy.Function)):
+            text = self._print(factor)
+            if isinstance(factor, sympy.Add) or (isinstance(factor, sympy.Mul)
+                                                 and factor.could_extract_minus_sign()):
+                text = rf"\left({text}\right)"
+            pieces.append(text)
+        sign = "- " if coefficient.is_negative else ""
+        coefficient = abs(coefficient)
+        if coefficient != 1 or not pieces:
+            pieces.insert(0, self._print(coefficient))
+        return sign + " ".join(pieces)
 
     def _tall_functions_apart(self, expr: sympy.Mul) -> str | None:
         r"""A quotient with a function of a fraction above its bar (``\sqrt{2\nu}
