@@ -6,6 +6,7 @@ tests rather than skipping them.
 
 from __future__ import annotations
 
+import re
 import shutil
 import string
 
@@ -684,3 +685,31 @@ def test_no_fraction_inside_a_fraction_in_the_gaussian_distance(catalog, generat
     student = (generated_tree / "latex" / "student_t.tex").read_text()
     # (with the roots of the positive 2 and nu under one root)
     assert r"\frac{\sqrt{2 \nu}}{\sqrt{\nu + 3}} \operatorname{acosh}" in student
+
+
+def test_no_fraction_inside_a_root_in_the_stable_distances(catalog, generated_tree):
+    """The stable Gaussian distance read ``2 sqrt(2) asinh(sqrt((mu_1 - mu_2)^2/2 + (sigma_1 -
+    sigma_2)^2)/(2 sqrt(sigma_1) sqrt(sigma_2)))``: a fraction under a root in a fraction. It
+    reads ``2 sqrt(2) asinh(sqrt((mu_1 - mu_2)^2 + 2 (sigma_1 - sigma_2)^2)/(2 sqrt(2 sigma_1
+    sigma_2)))``, checked here against the derived form (SymPy)."""
+    import sympy
+
+    distance = verified(catalog, "gaussian").derivation.distance
+    (m1, s1), (m2, s2) = distance.points
+    written = 2 * sympy.sqrt(2) * sympy.asinh(
+        sympy.sqrt((m1 - m2)**2 + 2 * (s1 - s2)**2) / (2 * sympy.sqrt(2 * s1 * s2)))
+    assert sympy.simplify(distance.stable - written) == 0
+    text = (generated_tree / "latex" / "gaussian.tex").read_text()
+    assert (r"\frac{\sqrt{\left(\mu_{1} - \mu_{2}\right)^{2} + 2 \left(\sigma_{1} - "
+            r"\sigma_{2}\right)^{2}}}{2 \sqrt{2 \sigma_{1} \sigma_{2}}}") in text
+    for name in ("gaussian", "laplace", "student_t", "logistic", "cauchy"):
+        section = (generated_tree / "latex" / f"{name}.tex").read_text()
+        section = section[section.index(r"\subsection*{Rao distance}"):]
+        section = section[:section.index(r"\begin{raosymremark}[Numeric geodesic check]")]
+        assert r"\sqrt{\frac" not in section, name
+        assert not re.search(r"\\sqrt\{[^{}]*\}\s*\\sqrt\{[^{}]*\}", section), name
+
+
+def test_a_one_coordinate_distance_writes_its_arc_length_upright(generated_tree):
+    text = (generated_tree / "latex" / "bernoulli.tex").read_text()
+    assert r"\mathrm{d}s &= \frac{\mathrm{d}p}{\sqrt{p \left(1 - p\right)}}" in text

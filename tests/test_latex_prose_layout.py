@@ -267,3 +267,12 @@ def test_a_product_of_differentials_is_spaced_in_coordinate_order():
     spec = _Spec(("sigma", "mu"))
     d_mu, d_sigma = sympy.symbols("dmu dsigma")
     assert ProofPrinter(spec).doprint(d_mu * d_sigma) == r"\mathrm{d}\sigma \, \mathrm{d}\mu"
+
+
+def test_logarithms_of_positive_numbers_are_one_logarithm(printer):
+    # log 2 + log pi = log(2 pi) (both positive); (log 2 + log pi)/2 as the Gaussian's log h
+    assert printer.doprint(sympy.log(2) + sympy.log(sympy.pi)) == r"\log{\left(2 \pi \right)}"
+    assert printer.doprint(-(sympy.log(2) + sympy.log(sympy.pi)) / 2) == \
+        r"- \frac{\log{\left(2 \pi \right)}}{2}"
+    # a logarithm of a symbol keeps its own term
+    assert r"\log{\left(2 \right)}" in printer.doprint(sympy.log(2) + sympy.log(SIGMA))

@@ -264,10 +264,12 @@ def _integrate(integrand, x, lower, upper):
 def _shown_value(value: sympy.Expr) -> sympy.Expr:
     """A piece's value as its proof shows it: on the whole line the error functions of a
     Gaussian antiderivative take their limits ±1 and cancel, so the value is simplified
-    (the sum of the pieces, which the later steps use, is simplified the same way)."""
+    (the sum of the pieces, which the later steps use, is simplified the same way); else
+    each product of exponentials is merged into one (``e^{-Delta/b} e^{-a Delta/b}`` as
+    ``e^{-Delta (a + 1)/b}``, the form the sum of the pieces shows it in)."""
     if value.has(sympy.erf, sympy.erfc):
         return sympy.powsimp(sympy.simplify(value))
-    return value
+    return sympy.powsimp(value)
 
 
 def _sorted_kinks(points: list[sympy.Expr], sample: dict) -> list[sympy.Expr]:

@@ -269,6 +269,10 @@ def family_printers(verified: Verified) -> tuple[ProofPrinter, ProofPrinter]:
     Where a parameter is called s, the scores s_i of the sentences are written u_i."""
     spec = verified.derivation.spec
     names = {LINE_ELEMENT_NAME: _line_element_latex(spec), **distance_names(verified)}
+    if not any(p.name == "s" for p in spec.coordinates):
+        # the arc length's differential of a one-coordinate distance (ds = sqrt(g) |dp|),
+        # upright as every differential (a coordinate s has its own ds, named already)
+        names[LINE_ELEMENT] = r"\mathrm{d}s"
     printer = ProofPrinter(spec, names)
     score = score_letter(spec)
     if score != "s":

@@ -48,23 +48,32 @@ def negative_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
     return bool(sympy.cancel(-base.subs(substitution)).is_positive)
 
 
-def positive_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
-    """Whether ``base`` is positive at every point of the declared domains, where a symbol
-    ``p_1`` or ``p_2`` (a point of a distance or a composition) ranges over the domain of its
-    parameter ``p``."""
-    if base.is_positive:
-        return True
-    substitution = _domain_substitution(spec)
-    by_name = {symbol.name: value for symbol, value in substitution.items()}
-    points = {}
-    for symbol in base.free_symbols:
+def _over_domains(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
+    """``expr`` with each symbol of a bounded parameter written through positive symbols
+    that range over its declared domain (see _domain_substitution), a symbol ``p_1`` or
+    ``p_2`` (a point of a distance or a composition) as its parameter ``p``, and every other
+    symbol real (the proofs' symbols are real numbers: coordinates, points, the variable)."""
+    by_name = {symbol.name: value for symbol, value in _domain_substitution(spec).items()}
+    replacements = {}
+    for symbol in expr.free_symbols:
         head = symbol.name.rsplit("_", 1)[0] if symbol.name[-2:] in ("_1", "_2") else symbol.name
         value = by_name.get(head)
-        if value is None:
-            return False
-        points[symbol] = value.subs({e: e.func(f"{e.name}{symbol.name}", positive=True)
-                                     for e in value.free_symbols})
-    return bool(sympy.cancel(base.subs(points)).is_positive)
+        replacements[symbol] = sympy.Dummy(symbol.name, real=True) if value is None else \
+            value.subs({e: e.func(f"{e.name}{symbol.name}", positive=True)
+                        for e in value.free_symbols})
+    return sympy.cancel(expr.subs(replacements))
+
+
+def positive_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
+    """Whether ``base`` is positive at every point of the declared domains (SymPy's
+    assumptions decide, after :func:`_over_domains`)."""
+    return bool(base.is_positive or _over_domains(base, spec).is_positive)
+
+
+def nonnegative_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
+    """Whether ``base`` is at least 0 at every point of the declared domains (a sum of
+    squares with positive coefficients, say)."""
+    return bool(base.is_nonnegative or _over_domains(base, spec).is_nonnegative)
 
 
 def positive_form(expr: sympy.Expr, spec: FamilySpec) -> tuple[sympy.Expr, list] | None:
@@ -133,7 +142,8 @@ def collected_form(expr: sympy.Expr) -> tuple[sympy.Expr, list] | None:
     if not changed:
         return None
     return expr.xreplace(changed), identities
-__all__ = ["collected_form", "negative_on_domain", "positive_form", "positive_on_domain",
+__all__ = ["collected_form", "negative_on_domain", "nonnegative_on_domain", "positive_form",
+           "positive_on_domain",
            "readable_form"]
 
 

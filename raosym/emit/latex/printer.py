@@ -17,7 +17,7 @@ from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
 from raosym.derive.steps import fisher_symbol
-from raosym.emit.latex.forms import positive_on_domain
+from raosym.emit.latex.forms import nonnegative_on_domain, positive_on_domain
 from raosym.functions import log_ratio
 from raosym.spec.model import FamilySpec
 
@@ -272,18 +272,17 @@ def content_taken_out(expr: sympy.Mul) -> sympy.Expr | None:
     return None
 
 
-def _root_of_sum_apart(factor: sympy.Expr) -> list[sympy.Expr]:
-    """``sqrt(N/q)`` as ``[sqrt(N), 1/sqrt(q)]`` for a sum whose terms have the common
-    integer denominator ``q`` (``sqrt((mu_1 - mu_2)^2/2 + s^2)``: a fraction inside a root),
-    so that the root of ``q`` may join the other roots; else ``[factor]``."""
+def _root_of_sum_apart(factor: sympy.Expr, spec) -> list[sympy.Expr]:
+    """``sqrt(N/D)`` as ``[sqrt(N), 1/sqrt(D)]`` for a sum whose terms have a common
+    denominator ``D`` (``sqrt((mu_1 - mu_2)^2/2 + s^2)``: a fraction inside a root), so that
+    the root of ``D`` may join the other roots; else ``[factor]``. The same value where
+    ``N >= 0`` and ``D > 0`` on the declared domains, which is required."""
     base, exponent = factor.as_base_exp()
     if not (isinstance(base, sympy.Add) and exponent in (sympy.S.Half, -sympy.S.Half)):
         return [factor]
     numerator, denominator = sympy.fraction(sympy.together(base))
-    # every symbol of a proof is a real number (a coordinate, a point, the variable)
-    real = numerator.subs({symbol: sympy.Dummy(symbol.name, real=True)
-                           for symbol in numerator.free_symbols})
-    if not (denominator.is_Integer and denominator > 1) or not real.is_nonnegative:
+    if denominator == 1 or not (positive_on_domain(denominator, spec)
+                                and nonnegative_on_domain(numerator, spec)):
         return [factor]
     return [sympy.Pow(numerator, exponent, evaluate=False),
             sympy.Pow(denominator, -exponent, evaluate=False)]
@@ -572,7 +571,8 @@ class ProofPrinter(LatexPrinter):
         ``\sqrt{p (1 - p)}``, not ``\sqrt{p} \sqrt{1 - p}`` (the same for positive bases,
         which the declared domains decide)."""
         roots: dict = {}
-        factors = [part for factor in expr.args for part in _root_of_sum_apart(factor)]
+        factors = [part for factor in expr.args
+                   for part in _root_of_sum_apart(factor, self.spec)]
         for factor in factors:
             base, exponent = factor.as_base_exp()
             if exponent in (sympy.S.Half, -sympy.S.Half) and positive_on_domain(base, self.spec):
@@ -783,6 +783,13 @@ class ProofPrinter(LatexPrinter):
         return parts
 
     def _print_Add(self, expr: sympy.Add, order=None) -> str:
+        if len(expr.args) > 1 and all(isinstance(term, sympy.log) and not term.free_symbols
+                                      and term.args[0].is_positive for term in expr.args):
+            # log(2) + log(pi) as log(2 pi): the logarithm of a product of positive numbers
+            product = sympy.Mul(*sorted((term.args[0] for term in expr.args),
+                                        key=lambda number: not number.is_Number),
+                                evaluate=False)
+            return self._print(sympy.log(product, evaluate=False))
         common = over_common_denominator(expr)
         if common is not None:
             return self._print(common)
