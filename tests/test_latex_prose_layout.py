@@ -276,3 +276,17 @@ def test_logarithms_of_positive_numbers_are_one_logarithm(printer):
         r"- \frac{\log{\left(2 \pi \right)}}{2}"
     # a logarithm of a symbol keeps its own term
     assert r"\log{\left(2 \right)}" in printer.doprint(sympy.log(2) + sympy.log(SIGMA))
+
+
+def test_an_exponent_over_a_symbolic_denominator_is_one_fraction(printer):
+    u, n = sympy.symbols("u N", positive=True)
+    # u^((2N - 1)/N - 1) = u^((N - 1)/N)
+    assert printer.doprint(u**((2 * n - 1) / n - 1)) == r"u^{\frac{N - 1}{N}}"
+    # nothing shorter: kept as it is
+    assert printer.doprint(u**(1 - 1 / n)) == r"u^{1 - \frac{1}{N}}"
+
+
+def test_a_root_of_a_number_over_its_multiple_goes_below_the_bar(printer):
+    # sqrt(2)/(2 sqrt(nu) sqrt(mu)) = 1/sqrt(2 nu mu)
+    assert printer.doprint(1 / (sympy.sqrt(2 * NU) * sympy.sqrt(MU))) == \
+        r"\frac{1}{\sqrt{2 \mu \nu}}"

@@ -272,6 +272,33 @@ def content_taken_out(expr: sympy.Mul) -> sympy.Expr | None:
     return None
 
 
+def _exponent_over_one_denominator(exponent: sympy.Expr) -> sympy.Expr | None:
+    """An exponent that is a sum over a denominator with symbols, ``(2N - 1)/N - 1``, over
+    that denominator when it is shorter so: ``(N - 1)/N``; None otherwise."""
+    if not isinstance(exponent, sympy.Add) or _unevaluated(exponent):
+        return None
+    combined = sympy.cancel(sympy.together(exponent))
+    if not sympy.fraction(combined)[1].free_symbols:
+        return None
+    return combined if sympy.count_ops(combined) < sympy.count_ops(exponent) else None
+
+
+def _root_of_number_below(factors: list[sympy.Expr]) -> list[sympy.Expr]:
+    """``sqrt(n)/(n q)`` as ``1/(q sqrt(n))`` (SymPy's ``sqrt(2)/2`` for ``1/sqrt(2)``), so that
+    the root of ``n`` may join the roots below the bar; else the factors unchanged."""
+    numbers = [f for f in factors if f.is_Rational]
+    coefficient = numbers[0] if len(numbers) == 1 else None
+    for index, factor in enumerate(factors):
+        if coefficient is None:
+            break
+        base, exponent = factor.as_base_exp()
+        if base.is_Integer and base > 1 and exponent == sympy.S.Half and \
+                coefficient.q % base == 0:
+            rest = [f for k, f in enumerate(factors) if k != index and f is not coefficient]
+            return [coefficient * base, sympy.Pow(base, -exponent, evaluate=False), *rest]
+    return factors
+
+
 def _root_of_sum_apart(factor: sympy.Expr, spec) -> list[sympy.Expr]:
     """``sqrt(N/D)`` as ``[sqrt(N), 1/sqrt(D)]`` for a sum whose terms have a common
     denominator ``D`` (``sqrt((mu_1 - mu_2)^2/2 + s^2)``: a fraction inside a root), so that
@@ -421,6 +448,9 @@ class ProofPrinter(LatexPrinter):
         chosen = even_power_chosen(expr)
         if chosen is not None:
             return self._print(chosen)
+        exponent = _exponent_over_one_denominator(expr.exp)
+        if exponent is not None:
+            return self._print(sympy.Pow(expr.base, exponent, evaluate=False))
         return super()._print_Pow(expr)
 
     def _print_Function(self, expr, exp: str | None = None) -> str:
@@ -571,8 +601,8 @@ class ProofPrinter(LatexPrinter):
         ``\sqrt{p (1 - p)}``, not ``\sqrt{p} \sqrt{1 - p}`` (the same for positive bases,
         which the declared domains decide)."""
         roots: dict = {}
-        factors = [part for factor in expr.args
-                   for part in _root_of_sum_apart(factor, self.spec)]
+        factors = _root_of_number_below([part for factor in expr.args
+                                         for part in _root_of_sum_apart(factor, self.spec)])
         for factor in factors:
             base, exponent = factor.as_base_exp()
             if exponent in (sympy.S.Half, -sympy.S.Half) and positive_on_domain(base, self.spec):
@@ -592,7 +622,8 @@ class ProofPrinter(LatexPrinter):
         for exponent, factors in roots.items():
             if len(factors) < 2:
                 continue
-            bases = sorted((f.base for f in factors), key=lambda base: not base.is_Number)
+            bases = sorted((part for f in factors for part in sympy.Mul.make_args(f.base)),
+                           key=lambda base: not base.is_Number)
             root = sympy.Pow(sympy.Mul(*bases, evaluate=False),
                              sympy.S.Half, evaluate=False)
             (numerator if exponent.is_positive else denominator).append(root)
