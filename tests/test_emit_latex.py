@@ -713,3 +713,15 @@ def test_no_fraction_inside_a_root_in_the_stable_distances(catalog, generated_tr
 def test_a_one_coordinate_distance_writes_its_arc_length_upright(generated_tree):
     text = (generated_tree / "latex" / "bernoulli.tex").read_text()
     assert r"\mathrm{d}s &= \frac{\mathrm{d}p}{\sqrt{p \left(1 - p\right)}}" in text
+
+
+def test_a_line_element_term_has_its_coefficient_first_and_no_name_is_displayed_alone(
+        generated_tree):
+    """A numeric entry's line element reads g_aa da^2 (coefficient, then differential), and
+    the step that says the entry is computed numerically displays nothing: a display of
+    the bare name g_aa states nothing."""
+    text = (generated_tree / "latex" / "skew_normal.tex").read_text()
+    assert r"\mathrm{d}s^{2} &= g_{a a} \mathrm{d}a^{2}" in text
+    assert "\\begin{align*}\n  & g_{a a}\n\\end{align*}" not in text
+    gamma = (generated_tree / "latex" / "gamma.tex").read_text()
+    assert r"\frac{2}{\theta} \mathrm{d}k \, \mathrm{d}\theta" in gamma

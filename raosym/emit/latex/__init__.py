@@ -487,6 +487,8 @@ def step_rows(step: ProofStep, printer: ProofPrinter, *, continues: bool = False
     and a step whose two sides print alike (a check that the engine's form is unchanged)
     shows no ``X = X`` display at all. With ``continues`` the left-hand side is the end of
     the display before, and the rows start at the first ``=``."""
+    if step.lhs is None and isinstance(step.rhs, sympy.Symbol) and not getattr(step, "also", ()):
+        return []  # a name alone (the entry computed numerically) states nothing
     sides = [step.rhs] if step.lhs is None else [step.lhs]
     for side in (*getattr(step, "chain", ()), step.rhs):
         if printer.doprint(side) != printer.doprint(sides[-1]):

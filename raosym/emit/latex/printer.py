@@ -491,6 +491,9 @@ class ProofPrinter(LatexPrinter):
         if not _unevaluated(expr):
             if len(expr.args) > 1 and self._differentials(expr):
                 return self._differential_product(expr)
+            coefficient_first = self._coefficient_before_differentials(expr)
+            if coefficient_first is not None:
+                return coefficient_first
             chosen = content_taken_out(expr)
             if chosen is None:
                 chosen = fraction_cleared(expr)
@@ -573,6 +576,21 @@ class ProofPrinter(LatexPrinter):
             return order.get(base.name, 0) if base.is_Symbol else 0
 
         return r" \, ".join(self._print(factor) for factor in sorted(expr.args, key=position))
+
+    def _coefficient_before_differentials(self, expr: sympy.Mul) -> str | None:
+        r"""A term of a line element as a geometer writes it, its coefficient before its
+        differentials: ``g_{aa} \mathrm{d}a^2``, not SymPy's order ``\mathrm{d}a^2 g_{aa}``."""
+        differentials = [f for f in expr.args if self._differentials(f)]
+        rest = [f for f in expr.args if not self._differentials(f)]
+        if not differentials or not rest:
+            return None
+        coefficient = sympy.Mul(*rest)
+        if sympy.fraction(coefficient)[0] == 1:
+            return None  # a reciprocal: \frac{\mathrm{d}p}{\sqrt{p (1 - p)}} as SymPy sets it
+        head = self._print(coefficient)
+        if isinstance(coefficient, sympy.Add):
+            head = rf"\left({head}\right)"
+        return f"{head} {self._print(sympy.Mul(*differentials))}"
 
     def _integral_last(self, expr: sympy.Mul) -> str | None:
         r"""A product of an integral (or a sum) and other factors printed with the other
