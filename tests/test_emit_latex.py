@@ -283,7 +283,6 @@ def test_every_fisher_proof_ends_at_the_value_it_states(catalog, generated_tree)
     """No proof does its last combination silently: the last displayed right-hand side of
     each closed entry's proof is the proposition's value (SymPy-equal, and printed alike), and
     the location-scale rung shows the integral's value times the substitution's factor."""
-    import sympy
 
     for name in FAMILIES:
         family = verified(catalog, name)

@@ -11,7 +11,9 @@ each Fisher entry from the :class:`ProofStep` s the derivation engine recorded, 
 nothing else: each step is its claim, the displayed equation ``lhs = rhs`` (with the
 intermediate forms of its ``chain`` and the further equations of its ``also``: an exponential
 family's ``T``, ``eta``, ``A`` and their derivatives, each entry's combination) and its
-justification. Steps that every entry shares (the exponential-family recognition, the
+justification. A step whose left-hand side is the result the display before it ended with
+is that display's next equality (its claim joined by "then", its justification introduced as
+that of the next equality), so no display starts at "=". Steps that every entry shares (the exponential-family recognition, the
 derivatives and the means of the statistics) are shown once. A Fisher entry with a factor
 that is negative on the domain is also stated with the sign taken out
 (:mod:`raosym.emit.latex.forms`). Then the line element and curvature, from the
@@ -28,7 +30,6 @@ from pathlib import Path
 import sympy
 
 from raosym._version import __version__
-from raosym.functions import RULES
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
@@ -49,6 +50,7 @@ from raosym.emit.latex.printer import (
 from raosym.emit.latex.prose import Citation, Prose, citations, sentence, title_latex
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.render import environment, template_digest
+from raosym.functions import RULES
 from raosym.spec.model import Domain, FamilySpec, Support
 from raosym.verify.checks import Verified
 

@@ -3,8 +3,15 @@
 Emit stage, LaTeX backend. :class:`ProofPrinter` is SymPy's ``LatexPrinter`` with the names a
 proof needs (``\\lambda`` for ``lam``, ``g_{\\mu\\sigma}`` for Fisher entries, ``\\mathrm{d}\\mu``
 for differentials) and ``\\psi^{(n)}`` for ``polygamma``, which SymPy 1.14 prints as an
-operator name. Everything else is SymPy's own output. :func:`tex_text` makes a plain string
-(claims, justifications, titles: they contain ``_``, ``^``, ``<``, ``{``) safe for TeX.
+operator name. It writes each expression in the form a reader writes it, never another
+expression: signs chosen (``p/(1 - p)``, ``x - \\mu``), a sum's rational content taken into
+the coefficient (``(\\nu + 1)^2``, not ``4 ((\\nu + 1)/2)^2``), square roots of factors
+positive on the declared domains joined (``\\sqrt{p (1 - p)}``), an integral after its
+coefficient rather than above a fraction's bar, a line element's coefficient before its
+differentials (``\\frac{2}{\\theta} \\mathrm{d}k \\, \\mathrm{d}\\theta``), logarithms of
+positive numbers as one (``\\log(2\\pi)``). Everything else is SymPy's own output.
+:func:`tex_text` makes a plain string (claims, justifications, titles: they contain ``_``,
+``^``, ``<``, ``{``) safe for TeX.
 """
 
 from __future__ import annotations
