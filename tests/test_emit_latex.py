@@ -724,3 +724,17 @@ def test_a_line_element_term_has_its_coefficient_first_and_no_name_is_displayed_
     assert "\\begin{align*}\n  & g_{a a}\n\\end{align*}" not in text
     gamma = (generated_tree / "latex" / "gamma.tex").read_text()
     assert r"\frac{2}{\theta} \mathrm{d}k \, \mathrm{d}\theta" in gamma
+
+
+def test_randomized_response_kl_reads_as_the_literature_writes_it(catalog, generated_tree):
+    """KL(Ber(p) || Ber(1 - p)) = (2p - 1) log(p/(1 - p)), a product of two factors positive
+    for p > 1/2 (the derived (1 - 2p) log((1 - p)/p) has two negative ones); SymPy checks that
+    it is the derived value."""
+    import sympy
+
+    renyi = verified(catalog, "bernoulli").derivation.mechanism.renyi
+    p = next(s for s in renyi.kl.free_symbols if s.name == "p")
+    literature = (2 * p - 1) * sympy.log(p / (1 - p))
+    assert sympy.simplify(sympy.expand_log(renyi.kl - literature, force=True)) == 0
+    text = (generated_tree / "latex" / "bernoulli.tex").read_text()
+    assert (r"is $\left(2 p - 1\right) \log{\left(\frac{p}{1 - p} \right)}$") in text

@@ -322,6 +322,34 @@ def _root_of_sum_apart(factor: sympy.Expr, spec) -> list[sympy.Expr]:
             sympy.Pow(denominator, -exponent, evaluate=False)]
 
 
+def logarithm_sign_chosen(expr: sympy.Mul, coordinates: set[str]) -> sympy.Expr | None:
+    """``(2p - 1) log(p/(1 - p))`` for ``(1 - 2p) log((1 - p)/p)``: a product of a sum that
+    starts with a number and has one negative term and the logarithm of a quotient, written
+    with both negated (the sum's symbol first, as ``x - mu``, and the quotient inverted).
+    Only for a sum of the ``coordinates`` (named), not of alpha: ``(1 - alpha) log(p/(1 - p))``
+    keeps the quotient the terms beside it have. The same expression (``(-S) log(1/Q) =
+    S log Q``); None otherwise."""
+    # (the code's log1p form log_ratio(d, e) is the logarithm log(1 + d) to a reader)
+    factors = [ratio_logarithm(f) if isinstance(f, log_ratio) else f
+               for f in sympy.Mul.make_args(expr)]
+    sums = [f for f in factors if isinstance(f, sympy.Add)]
+    logarithms = [f for f in factors if isinstance(f, sympy.log)]
+    if len(sums) != 1 or len(logarithms) != 1:
+        return None
+    (total,), (logarithm,) = sums, logarithms
+    if not {symbol.name for symbol in total.free_symbols} <= coordinates:
+        return None
+    numbers = [term for term in total.args if term.is_Number]
+    if len(numbers) != 1 or not numbers[0].is_positive or _minus_terms(total) != 1 \
+            or len(total.args) != 2:
+        return None
+    top, bottom = sympy.fraction(logarithm.args[0])
+    if bottom == 1:
+        return None
+    others = [f for f in factors if f is not total and f is not logarithm]
+    return sympy.Mul(*others, -total, sympy.log(bottom / top, evaluate=False), evaluate=False)
+
+
 def chosen_form(expr: sympy.Basic) -> sympy.Basic | None:
     """The form the printer writes ``expr`` in when it chooses its signs (a product, an even
     power), for the line breaker to break what is printed; None when it prints as it is."""
@@ -425,6 +453,7 @@ class ProofPrinter(LatexPrinter):
         self.written = False
         self._differential_names = {f"d{p.name}" for p in spec.coordinates}
         self._differential_order = [f"d{p.name}" for p in spec.coordinates]
+        self._coordinate_names = {p.name for p in spec.coordinates}
         #: The family, whose declared domains decide which square roots may be joined.
         self.spec = spec
         #: The names of the sample variables (x, and x_1, x_2 of a composition).
@@ -502,6 +531,8 @@ class ProofPrinter(LatexPrinter):
             if coefficient_first is not None:
                 return coefficient_first
             chosen = content_taken_out(expr)
+            if chosen is None:
+                chosen = logarithm_sign_chosen(expr, self._coordinate_names)
             if chosen is None:
                 chosen = fraction_cleared(expr)
             if chosen is None:
