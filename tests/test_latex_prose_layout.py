@@ -290,3 +290,13 @@ def test_a_root_of_a_number_over_its_multiple_goes_below_the_bar(printer):
     # sqrt(2)/(2 sqrt(nu) sqrt(mu)) = 1/sqrt(2 nu mu)
     assert printer.doprint(1 / (sympy.sqrt(2 * NU) * sympy.sqrt(MU))) == \
         r"\frac{1}{\sqrt{2 \mu \nu}}"
+
+
+def test_an_exponent_is_multiplied_out_only_where_that_is_shorter(printer):
+    a, delta, b = sympy.symbols("a Delta b", positive=True)
+    # the kinks resolved: a (Delta - x) + x (a + 1) = a Delta + x
+    assert printer.doprint(sympy.exp((a * (delta - X) + X * (a + 1)) / b)) == \
+        r"e^{\frac{\Delta a + x}{b}}"
+    # a Gaussian's square stays a square
+    assert printer.doprint(sympy.exp(-(X - MU)**2 / (2 * SIGMA**2))) == \
+        r"e^{- \frac{\left(x - \mu\right)^{2}}{2 \sigma^{2}}}"

@@ -489,6 +489,27 @@ class ProofPrinter(LatexPrinter):
             return self._print(sympy.Pow(expr.base, exponent, evaluate=False))
         return super()._print_Pow(expr)
 
+    def _print_ExpBase(self, expr, exp=None) -> str:
+        """``e^{(x + a Delta)/b}`` for ``e^{(a (Delta - x) + x (a + 1))/b}``: an exponent printed
+        multiplied out and collected in the sample variable when that is shorter (a Rényi
+        piece's exponent, as the kinks resolved it); else as it is."""
+        shorter = self._shorter_exponent(expr.args[0])
+        if shorter is not None:
+            return self._do_exponent(rf"e^{{{self._print(shorter)}}}", exp)
+        return super()._print_ExpBase(expr, exp)
+
+    def _shorter_exponent(self, argument: sympy.Expr) -> sympy.Expr | None:
+        if not isinstance(argument, (sympy.Add, sympy.Mul)) or _unevaluated(argument) \
+                or argument.has(sympy.Integral, sympy.Sum, AppliedUndef):
+            return None
+        numerator, denominator = sympy.fraction(sympy.cancel(sympy.together(
+            sympy.expand(argument))))
+        variables = [symbol for symbol in argument.free_symbols
+                     if symbol.name in self._variables]
+        collected = sympy.factor_terms(
+            sympy.collect(sympy.expand(numerator), variables) / denominator)
+        return collected if sympy.count_ops(collected) < sympy.count_ops(argument) else None
+
     def _print_Function(self, expr, exp: str | None = None) -> str:
         r"""A function the proof names (the scores ``u_\mu(x)`` of an integrand, registered
         with the printer's names) as its name and arguments; any other as SymPy's."""
