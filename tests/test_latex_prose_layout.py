@@ -174,9 +174,10 @@ def test_references_and_possessives_stay_text(prose):
 
 
 def test_hyphenated_symbols(prose):
-    assert prose.latex("theta-Rao-DP and epsilon-DP") == r"$\theta$-Rao-DP and $\epsilon$-DP"
+    # epsilon is \varepsilon, the letter of the appendix's own (epsilon, delta)-DP text
+    assert prose.latex("theta-Rao-DP and epsilon-DP") == r"$\theta$-Rao-DP and $\varepsilon$-DP"
     assert prose.latex("the (epsilon, delta)-DP mechanism") == \
-        r"the $(\epsilon, \delta)$-DP mechanism"
+        r"the $(\varepsilon, \delta)$-DP mechanism"
 
 
 def test_no_code_token_survives_and_everything_compiles(prose, tmp_path):

@@ -139,7 +139,13 @@ def _accented(character: str) -> str | None:
 
 def symbol_latex(name: str) -> str:
     """How a parameter name prints: ``sigma`` -> ``\\sigma``, ``lam`` -> ``\\lambda``."""
-    return ABBREVIATIONS.get(name) or sympy.latex(sympy.Symbol(name))
+    return ABBREVIATIONS.get(name) or _varepsilon(sympy.latex(sympy.Symbol(name)))
+
+
+def _varepsilon(text: str) -> str:
+    r"""``\varepsilon`` for SymPy's ``\epsilon``: the epsilon of (epsilon, delta)-DP as the
+    appendix's own text writes it, one letter throughout."""
+    return text.replace(r"\epsilon", r"\varepsilon")
 
 
 def symbol_names(spec: FamilySpec) -> dict[sympy.Symbol, str]:
@@ -775,7 +781,7 @@ class ProofPrinter(LatexPrinter):
             if run is not None or subscript.lower() not in GREEK_NAMES:
                 text = run if run is not None else rf"\mathrm{{{subscript}}}"
                 return f"{self._print_Symbol(sympy.Symbol(head))}_{{{text}}}"
-        return super()._print_Symbol(expr, style=style)
+        return _varepsilon(super()._print_Symbol(expr, style=style))
 
     def _parameter_run(self, text: str) -> str | None:
         """``mumu`` -> ``\\mu \\mu`` when ``text`` is a run of the family's parameter names."""
