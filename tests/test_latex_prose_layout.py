@@ -301,3 +301,9 @@ def test_an_exponent_is_multiplied_out_only_where_that_is_shorter(printer):
     # a Gaussian's square stays a square
     assert printer.doprint(sympy.exp(-(X - MU)**2 / (2 * SIGMA**2))) == \
         r"e^{- \frac{\left(x - \mu\right)^{2}}{2 \sigma^{2}}}"
+
+
+def test_the_log_density_is_written_log_f(printer):
+    f = sympy.Function("f")
+    assert printer.doprint(sympy.log(f(X))) == r"\log f{\left(x \right)}"
+    assert printer.doprint(sympy.log(X)) == r"\log{\left(x \right)}"

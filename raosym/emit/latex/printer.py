@@ -813,6 +813,14 @@ class ProofPrinter(LatexPrinter):
         text = rf"\left(e^{{{self._print(expr.args[0])}}} - 1\right)"
         return rf"{text}^{{{exp}}}" if exp else text
 
+    def _print_log(self, expr, exp: str | None = None) -> str:
+        r"""``\log f(x)``, as one writes the log-density, for the logarithm of a function the
+        proof names; any other logarithm as SymPy's, ``\log(u)``."""
+        argument = expr.args[0]
+        if isinstance(argument, AppliedUndef) and exp is None:
+            return rf"\log {self._print(argument)}"
+        return super()._print_log(expr, exp)
+
     def _print_log1p(self, expr, exp: str | None = None) -> str:
         # log(1 + u) as a proof writes it; the generated code evaluates it as log1p(u).
         text = rf"\log\left({self.one_plus(expr.args[0])}\right)"
