@@ -738,3 +738,25 @@ def test_randomized_response_kl_reads_as_the_literature_writes_it(catalog, gener
     assert sympy.simplify(sympy.expand_log(renyi.kl - literature, force=True)) == 0
     text = (generated_tree / "latex" / "bernoulli.tex").read_text()
     assert (r"is $\left(2 p - 1\right) \log{\left(\frac{p}{1 - p} \right)}$") in text
+
+
+@pytest.mark.parametrize("name", ["gaussian_location", "binomial", "lognormal"])
+def test_the_base_measure_is_written_as_one_writes_it(catalog, generated_tree, name):
+    """log h(x) without a logarithm of a power (gaussian_location's log((2 pi sigma^2)^sigma^2)
+    over 2 sigma^2, binomial's log(1/(n - k)!)) and with log 2 + log pi as log(2 pi); the
+    recognized form is still the log-density (SymPy)."""
+    import sympy
+
+    derivation = verified(catalog, name).derivation
+    step = next(s for s in derivation.entries[0].steps if s.claim.startswith(
+        "The log-density has exponential-family form"))
+    spec = derivation.spec
+    difference = sympy.expand_log(step.rhs.doit() - sympy.log(spec.density), force=True)
+    # (the binomial coefficient written with factorials, the logarithms split)
+    difference = sympy.expand_log(difference.rewrite(sympy.factorial), force=True)
+    assert sympy.expand_log(sympy.simplify(difference), force=True) == 0
+    text = (generated_tree / "latex" / f"{name}.tex").read_text()
+    line = next(line for line in text.splitlines() if line.lstrip().startswith(r"\log f"))
+    assert not re.search(r"\\log\{\\left\(\\left\(.*\\right\)\^\{", line)
+    assert r"\log{\left(\frac{1}{" not in line
+    assert r"\log{\left(\pi \right)}" not in line
