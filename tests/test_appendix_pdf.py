@@ -239,8 +239,8 @@ def test_densities_are_displayed_as_their_files_write_them():
 def test_the_gaussian_conversion_reads_as_dwork_and_roth_write_it():
     text = _sections()["gaussian"]
     conversion = text.split(r"\delta)$-DP Gaussian mechanism")[1].split(r"\end{align*}")[0]
-    assert r"\frac{\epsilon}{\sqrt{2 \log{\left(\frac{1.25}{\delta} \right)}}}" in conversion
-    assert r"\sqrt{2} \epsilon" not in conversion
+    assert r"\frac{\varepsilon}{\sqrt{2 \log{\left(\frac{1.25}{\delta} \right)}}}" in conversion
+    assert r"\sqrt{2} \varepsilon" not in conversion
 
 
 def test_the_definition_of_an_entry_is_not_a_step_of_its_own():

@@ -174,9 +174,10 @@ def test_references_and_possessives_stay_text(prose):
 
 
 def test_hyphenated_symbols(prose):
-    assert prose.latex("theta-Rao-DP and epsilon-DP") == r"$\theta$-Rao-DP and $\epsilon$-DP"
+    # epsilon is \varepsilon, the letter of the appendix's own (epsilon, delta)-DP text
+    assert prose.latex("theta-Rao-DP and epsilon-DP") == r"$\theta$-Rao-DP and $\varepsilon$-DP"
     assert prose.latex("the (epsilon, delta)-DP mechanism") == \
-        r"the $(\epsilon, \delta)$-DP mechanism"
+        r"the $(\varepsilon, \delta)$-DP mechanism"
 
 
 def test_no_code_token_survives_and_everything_compiles(prose, tmp_path):
@@ -220,3 +221,89 @@ def test_references_are_split_into_citations():
     assert other == r"lecture notes \& more"
     assert citations("van Erven and Harremoës (2014)")[0].key == \
         "ref:vanervenandharremoes2014"
+
+
+# ----------------------------------------------------------------------------- forms a reader writes
+
+
+def test_square_roots_of_positive_factors_share_one_root(printer):
+    # sqrt(a) sqrt(b) = sqrt(ab) for a, b >= 0: the positive symbols join
+    assert printer.doprint(1 / (sympy.sqrt(MU) * sympy.sqrt(SIGMA))) == \
+        r"\frac{1}{\sqrt{\mu \sigma}}"
+    assert printer.doprint(sympy.sqrt(2) * sympy.sqrt(NU)) == r"\sqrt{2 \nu}"
+    # ... but not for a base of unknown sign: sqrt(-1) sqrt(-1) = -1, sqrt((-1)(-1)) = 1
+    y = sympy.Symbol("y", real=True)
+    assert printer.doprint(sympy.sqrt(y) * sympy.sqrt(y - 1)) == r"\sqrt{y} \sqrt{y - 1}"
+
+
+def test_roots_join_where_the_declared_domain_makes_the_bases_positive():
+    from raosym.spec.schema import load_spec
+
+    spec = load_spec("derivations/bernoulli.toml")
+    p = spec.parameters[0].symbol  # p in (0, 1): p and 1 - p are positive
+    bernoulli = ProofPrinter(spec)
+    assert bernoulli.doprint(1 / (sympy.sqrt(p) * sympy.sqrt(1 - p))) == \
+        r"\frac{1}{\sqrt{p \left(1 - p\right)}}"
+    p_1, p_2 = sympy.symbols("p_1 p_2")  # two points of the family
+    assert bernoulli.doprint(sympy.sqrt(p_1) * sympy.sqrt(p_2)) == r"\sqrt{p_{1} p_{2}}"
+
+
+def test_an_integral_stands_after_its_coefficient_not_above_a_bar(printer):
+    t = sympy.Symbol("t")
+    integral = sympy.Integral(sympy.exp(-t**2), (t, -sympy.oo, sympy.oo))
+    text = printer.doprint(4 * (NU / 2 + sympy.S.Half)**2 * integral / (MU * SIGMA**2))
+    # the coefficient in its factored form ((nu + 1)^2, not 4 ((nu + 1)/2)^2), then the integral
+    assert text.startswith(r"\frac{\left(\nu + 1\right)^{2}}{\mu \sigma^{2}} \int")
+    assert r"\frac{\int" not in text
+
+
+def test_factors_built_one_by_one_are_juxtaposed_except_before_a_number(printer):
+    product = sympy.Mul(MU / SIGMA**2, X, evaluate=False)
+    assert printer.doprint(product) == r"\frac{\mu}{\sigma^{2}} x"
+    assert printer.doprint(sympy.Mul(1 / (2 * SIGMA**2), 2, evaluate=False)) == \
+        r"\frac{1}{2 \sigma^{2}} \cdot 2"
+
+
+def test_a_product_of_differentials_is_spaced_in_coordinate_order():
+    spec = _Spec(("sigma", "mu"))
+    d_mu, d_sigma = sympy.symbols("dmu dsigma")
+    assert ProofPrinter(spec).doprint(d_mu * d_sigma) == r"\mathrm{d}\sigma \, \mathrm{d}\mu"
+
+
+def test_logarithms_of_positive_numbers_are_one_logarithm(printer):
+    # log 2 + log pi = log(2 pi) (both positive); (log 2 + log pi)/2 as the Gaussian's log h
+    assert printer.doprint(sympy.log(2) + sympy.log(sympy.pi)) == r"\log{\left(2 \pi \right)}"
+    assert printer.doprint(-(sympy.log(2) + sympy.log(sympy.pi)) / 2) == \
+        r"- \frac{\log{\left(2 \pi \right)}}{2}"
+    # a logarithm of a symbol keeps its own term
+    assert r"\log{\left(2 \right)}" in printer.doprint(sympy.log(2) + sympy.log(SIGMA))
+
+
+def test_an_exponent_over_a_symbolic_denominator_is_one_fraction(printer):
+    u, n = sympy.symbols("u N", positive=True)
+    # u^((2N - 1)/N - 1) = u^((N - 1)/N)
+    assert printer.doprint(u**((2 * n - 1) / n - 1)) == r"u^{\frac{N - 1}{N}}"
+    # nothing shorter: kept as it is
+    assert printer.doprint(u**(1 - 1 / n)) == r"u^{1 - \frac{1}{N}}"
+
+
+def test_a_root_of_a_number_over_its_multiple_goes_below_the_bar(printer):
+    # sqrt(2)/(2 sqrt(nu) sqrt(mu)) = 1/sqrt(2 nu mu)
+    assert printer.doprint(1 / (sympy.sqrt(2 * NU) * sympy.sqrt(MU))) == \
+        r"\frac{1}{\sqrt{2 \mu \nu}}"
+
+
+def test_an_exponent_is_multiplied_out_only_where_that_is_shorter(printer):
+    a, delta, b = sympy.symbols("a Delta b", positive=True)
+    # the kinks resolved: a (Delta - x) + x (a + 1) = a Delta + x
+    assert printer.doprint(sympy.exp((a * (delta - X) + X * (a + 1)) / b)) == \
+        r"e^{\frac{\Delta a + x}{b}}"
+    # a Gaussian's square stays a square
+    assert printer.doprint(sympy.exp(-(X - MU)**2 / (2 * SIGMA**2))) == \
+        r"e^{- \frac{\left(x - \mu\right)^{2}}{2 \sigma^{2}}}"
+
+
+def test_the_log_density_is_written_log_f(printer):
+    f = sympy.Function("f")
+    assert printer.doprint(sympy.log(f(X))) == r"\log f{\left(x \right)}"
+    assert printer.doprint(sympy.log(X)) == r"\log{\left(x \right)}"

@@ -813,9 +813,10 @@ def _kl_integral(sensitivity, s):
 def rdp_epsilon(alpha, sensitivity, s):
     """Rényi-DP curve: D_alpha between the outputs on adjacent datasets, for orders alpha > 1.
 
-    No closed form: the integrand raises (exp((Delta - x)/s) + 1)**(2*a) to a power that depends on
-    alpha: it is not an exponential of a polynomial of degree at most 2 in x, the
-    kind of integral closed symbolically here
+    No closed form: the integrand has the factor (exp((Delta - x)/s) + 1)**(2*a), a power whose
+    exponent depends on alpha (through a = alpha - 1): it is not an exponential of a
+    polynomial of degree at most 2 in x, the kind of integral closed symbolically
+    here
     Computed numerically, one order at a time: adaptive quadrature (scipy.integrate.quad,
     relative tolerance 1e-13 per piece) of f_D^alpha f_D'^(1 - alpha) in log space
     (see _log_divergence_integral; below a standardized sensitivity of 0.1, the

@@ -832,9 +832,10 @@ def _kl_integral(sensitivity, s, *, nu):
 def rdp_epsilon(alpha, sensitivity, s, *, nu):
     """Rényi-DP curve: D_alpha between the outputs on adjacent datasets, for orders alpha > 1.
 
-    No closed form: the integrand raises (1 + x**2/(nu*s**2))**((a + 1)*(-nu/2 - 1/2)) to a power
-    that depends on alpha: it is not an exponential of a polynomial of degree at
-    most 2 in x, the kind of integral closed symbolically here
+    No closed form: the integrand has the factor (1 + x**2/(nu*s**2))**((a + 1)*(-nu/2 - 1/2)), a
+    power whose exponent depends on alpha (through a = alpha - 1): it is not an
+    exponential of a polynomial of degree at most 2 in x, the kind of integral
+    closed symbolically here
     Computed numerically, one order at a time: adaptive quadrature (scipy.integrate.quad,
     relative tolerance 1e-13 per piece) of f_D^alpha f_D'^(1 - alpha) in log space
     (see _log_divergence_integral; below a standardized sensitivity of 0.1, the

@@ -154,9 +154,10 @@ def _beyond_gaussian_integrals(piece: sympy.Expr, x: sympy.Symbol) -> str | None
                     continue
             except sympy.PolynomialError:
                 pass
-        return (f"the integrand raises {sympy.sstr(factor)} to a power that depends on "
-                "alpha: it is not an exponential of a polynomial of degree at most 2 in "
-                f"{x}, the kind of integral closed symbolically here")
+        return (f"the integrand has the factor {sympy.sstr(factor)}, a power whose exponent "
+                "depends on alpha (through a = alpha - 1): it is not an exponential of a "
+                f"polynomial of degree at most 2 in {x}, the kind of integral closed "
+                "symbolically here")
     return None
 
 
@@ -263,10 +264,12 @@ def _integrate(integrand, x, lower, upper):
 def _shown_value(value: sympy.Expr) -> sympy.Expr:
     """A piece's value as its proof shows it: on the whole line the error functions of a
     Gaussian antiderivative take their limits ±1 and cancel, so the value is simplified
-    (the sum of the pieces, which the later steps use, is simplified the same way)."""
+    (the sum of the pieces, which the later steps use, is simplified the same way); else
+    each product of exponentials is merged into one (``e^{-Delta/b} e^{-a Delta/b}`` as
+    ``e^{-Delta (a + 1)/b}``, the form the sum of the pieces shows it in)."""
     if value.has(sympy.erf, sympy.erfc):
         return sympy.powsimp(sympy.simplify(value))
-    return value
+    return sympy.powsimp(value)
 
 
 def _sorted_kinks(points: list[sympy.Expr], sample: dict) -> list[sympy.Expr]:
@@ -521,9 +524,11 @@ def _derive_renyi(spec, first, second, arguments, budget) -> RenyiCurve:
     backward, found_back = _sum_of_powers(spec, second, first, arguments, budget)
     symmetric = backward is not None and sympy.simplify(forward - backward) == 0
     if symmetric:
-        steps.append(ProofStep("Both directions give the same sum: the divergence is "
+        total = "sum" if spec.support.discrete else "integral"
+        steps.append(ProofStep(f"Both directions give the same {total}: the divergence is "
                                "symmetric between the adjacent outputs.",
-                               forward, backward, "the difference of the two sums is identically 0",
+                               forward, backward,
+                               f"the difference of the two {total}s is identically 0",
                                "symmetry"))
     textbook = sympy.log(forward) / a
     if not symmetric:
@@ -536,7 +541,7 @@ def _derive_renyi(spec, first, second, arguments, budget) -> RenyiCurve:
         steps.append(ProofStep("The directions differ; the mechanism's curve is the larger.",
                                sympy.Symbol("D_alpha"), textbook, "definition of RDP",
                                "larger direction"))
-    kl = _kl_limit(textbook, steps)
+    kl = _kl_limit(textbook, steps, "sum" if spec.support.discrete else "integral")
     if symmetric:
         stable, kl_stable = _stable_renyi(forward, steps), _stable_kl(forward, kl, steps)
     else:
@@ -608,8 +613,9 @@ def over_support(summand: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
     return sympy.Integral(summand, (x, support.lower, support.upper))
 
 
-def _kl_limit(textbook: sympy.Expr, steps: list) -> sympy.Expr:
-    """KL = lim_{a -> 0} D_{1+a} (L'Hôpital: the sum is 1 at a = 0)."""
+def _kl_limit(textbook: sympy.Expr, steps: list, total: str = "sum") -> sympy.Expr:
+    """KL = lim_{a -> 0} D_{1+a} (L'Hôpital: the sum, or the ``total`` the family has, is 1
+    at a = 0)."""
     near_one = near_order_one(textbook)
     # max is continuous: the limit of the larger direction is the larger of the limits.
     directions = near_one.args if isinstance(near_one, sympy.Max) else (near_one,)
@@ -626,7 +632,7 @@ def _kl_limit(textbook: sympy.Expr, steps: list) -> sympy.Expr:
         raise DerivationError(f"the limit alpha -> 1 of the Rényi divergence is not closed: {kl}")
     steps.append(ProofStep("The KL divergence is the limit alpha -> 1 of the Rényi divergence.",
                            sympy.Limit(textbook.subs(_EXCESS, ALPHA - 1), ALPHA, 1, "+"), kl,
-                           "van Erven and Harremoës (2014), Theorem 5; the sum S(a) inside the "
+                           f"van Erven and Harremoës (2014), Theorem 5; the {total} S(a) inside the "
                            "logarithm has S(0) = 1, so log S(a)/a tends to S'(0) as a -> 0", "KL"))
     return kl
 

@@ -148,11 +148,34 @@ def _exponential_family_names(spec, count):
     }
 
 
+def _base_measure_form(base: sympy.Expr) -> sympy.Expr:
+    """``log h(x)`` as one writes it: a logarithm of a power split (simplify may fold
+    ``-log(2 pi sigma^2)/2 - x^2/(2 sigma^2)`` into ``-(x^2 + log((2 pi sigma^2)^(sigma^2)))/
+    (2 sigma^2)``, and writes ``log(1/(n - k)!)``), with the logarithms of numbers that share a
+    coefficient kept as one (``-log(2 pi)/2``). The same function of x."""
+    split = base
+    if any(isinstance(node.args[0], sympy.Pow) for node in base.atoms(sympy.log)):
+        split = sympy.expand(sympy.expand_log(base, force=True))
+    numeric: dict[sympy.Expr, list[sympy.Expr]] = {}
+    others = []
+    for term in sympy.Add.make_args(split):
+        coefficient, rest = term.as_coeff_Mul()
+        if isinstance(rest, sympy.log) and not rest.free_symbols:
+            numeric.setdefault(coefficient, []).append(rest.args[0])
+        else:
+            others.append(term)
+    if split is base and all(len(numbers) < 2 for numbers in numeric.values()):
+        return base
+    logarithms = [coefficient * sympy.log(sympy.Mul(*numbers), evaluate=False)
+                  for coefficient, numbers in numeric.items()]
+    return sympy.Add(*others, *logarithms)
+
+
 def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacobian, gradient):
     x, coordinates = spec.variable, spec.coordinate_symbols
     names = _exponential_family_names(spec, len(eta))
     base = sympy.expand(log_density(spec)) - sum(e * t for e, t in zip(eta, statistics))
-    base = sympy.simplify(base + log_partition)
+    base = _base_measure_form(sympy.simplify(base + log_partition))
     form = sympy.Add(
         *(sympy.Mul(e, t, evaluate=False) for e, t in zip(eta, statistics)),
         base,
@@ -179,10 +202,14 @@ def _exponential_family_steps(spec, statistics, eta, log_partition, means, jacob
     )
     derivatives = [(sympy.Derivative(names["A"], theta), sympy.simplify(g))
                    for theta, g in zip(coordinates, gradient)]
-    derivatives += [(sympy.Derivative(names["eta"][a], theta), sympy.simplify(jacobian[a, i]))
-                    for a in range(len(eta)) for i, theta in enumerate(coordinates)]
+    # The natural parameters' zero derivatives go without saying (eta_2 = k has no
+    # derivative in theta), as the Hessian step below leaves out their zero second ones.
+    derivatives += [(sympy.Derivative(names["eta"][a], theta), value)
+                    for a in range(len(eta)) for i, theta in enumerate(coordinates)
+                    if (value := sympy.simplify(jacobian[a, i])) != 0]
     first = ProofStep(
-        "The first derivatives of the log-partition function and of the natural parameters:",
+        "The first derivatives of the log-partition function and the nonzero first "
+        "derivatives of the natural parameters:",
         derivatives[0][0], derivatives[0][1],
         "differentiation of the functions read off above",
         "exponential family",

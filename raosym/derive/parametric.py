@@ -345,7 +345,11 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
         substituted_form, value,
         "`Γ'(z) = Γ(z) psi(z)` and the derivative of polygamma(n, z) is polygamma(n + 1, z); "
         "psi(1) = -gamma_E and polygamma(1, 1) = pi^2/6"
-        if epsilon else "gamma(z + 1) = z gamma(z)", STRATEGY))
+        if epsilon else ("each term is Euler's Gamma integral above at its exponent"
+                         if substitutions else "each term is Euler's Gamma integral "
+                         "`Integral(u**(z - 1)*exp(-u), (u, 0, oo)) = gamma(z)` at its "
+                         "exponent") + ", with gamma(1) = 1 and gamma(z + 1) = z gamma(z)",
+        STRATEGY))
     return value, tuple(steps), tuple(dict.fromkeys(failing))
 
 

@@ -11,7 +11,9 @@ each Fisher entry from the :class:`ProofStep` s the derivation engine recorded, 
 nothing else: each step is its claim, the displayed equation ``lhs = rhs`` (with the
 intermediate forms of its ``chain`` and the further equations of its ``also``: an exponential
 family's ``T``, ``eta``, ``A`` and their derivatives, each entry's combination) and its
-justification. Steps that every entry shares (the exponential-family recognition, the
+justification. A step whose left-hand side is the result the display before it ended with
+is that display's next equality (its claim joined by "then", its justification introduced as
+that of the next equality), so no display starts at "=". Steps that every entry shares (the exponential-family recognition, the
 derivatives and the means of the statistics) are shown once. A Fisher entry with a factor
 that is negative on the domain is also stated with the sign taken out
 (:mod:`raosym.emit.latex.forms`). Then the line element and curvature, from the
@@ -28,7 +30,6 @@ from pathlib import Path
 import sympy
 
 from raosym._version import __version__
-from raosym.functions import RULES
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
@@ -49,6 +50,7 @@ from raosym.emit.latex.printer import (
 from raosym.emit.latex.prose import Citation, Prose, citations, sentence, title_latex
 from raosym.emit.provenance import derivation_file, header_lines, verification_record
 from raosym.emit.render import environment, template_digest
+from raosym.functions import RULES
 from raosym.spec.model import Domain, FamilySpec, Support
 from raosym.verify.checks import Verified
 
@@ -269,6 +271,10 @@ def family_printers(verified: Verified) -> tuple[ProofPrinter, ProofPrinter]:
     Where a parameter is called s, the scores s_i of the sentences are written u_i."""
     spec = verified.derivation.spec
     names = {LINE_ELEMENT_NAME: _line_element_latex(spec), **distance_names(verified)}
+    if not any(p.name == "s" for p in spec.coordinates):
+        # the arc length's differential of a one-coordinate distance (ds = sqrt(g) |dp|),
+        # upright as every differential (a coordinate s has its own ds, named already)
+        names[LINE_ELEMENT] = r"\mathrm{d}s"
     printer = ProofPrinter(spec, names)
     score = score_letter(spec)
     if score != "s":
@@ -399,6 +405,12 @@ def _steps(steps, printer: ProofPrinter, *, first: int, lemmas: dict | None = No
             opening = formatted.pop()
             formatted.append(_merged_step(opening, _step(step, printer, 0, lemma,
                                                          continues=True)))
+        elif continues and formatted and step_rows(step, printer, continues=True):
+            # A step that continues the chain of the one before is the next equality of
+            # that display, not a display of its own starting with "=". (One that shows
+            # nothing, a check that the result is unchanged, stays a step of its own.)
+            formatted.append(_continued_step(formatted.pop(), _step(step, printer, 0, lemma,
+                                                                    continues=True)))
         else:
             formatted.append(_step(step, printer, 0, lemma, continues=continues))
         # the expression this display ends with, when it ends with the step's result
@@ -447,6 +459,21 @@ def _merged_step(opening: dict, step: dict) -> dict:
             "lemma": "", "lemmas": lemmas}
 
 
+def _continued_step(earlier: dict, step: dict) -> dict:
+    """One step from a computation and the step that continues its chain of equalities:
+    the claims joined by "then", and the justifications in the order the engine took them,
+    the later one introduced as that of the next equality (or equalities) of the display."""
+    lemmas = list(dict.fromkeys(earlier["lemmas"] + step["lemmas"]))
+    claim = earlier["claim"].rstrip(".:") + "; then " + _lowered(step["claim"])
+    added = sum(row.lstrip().startswith("&=") for row in step["rows"])
+    justification = (earlier["justification"] + (" Next equality: " if added < 2 else
+                                                 " Next equalities: ")
+                     + step["justification"])
+    return {**earlier, "claim": claim, "rows": earlier["rows"] + step["rows"],
+            "justification": justification, "lemma": "", "lemmas": lemmas,
+            "merge": False}
+
+
 def _lowered(text: str) -> str:
     """A sentence continued after a semicolon: its first letter in lower case, unless the
     first word is a name (two capitals) or math."""
@@ -462,6 +489,8 @@ def step_rows(step: ProofStep, printer: ProofPrinter, *, continues: bool = False
     and a step whose two sides print alike (a check that the engine's form is unchanged)
     shows no ``X = X`` display at all. With ``continues`` the left-hand side is the end of
     the display before, and the rows start at the first ``=``."""
+    if step.lhs is None and isinstance(step.rhs, sympy.Symbol) and not getattr(step, "also", ()):
+        return []  # a name alone (the entry computed numerically) states nothing
     sides = [step.rhs] if step.lhs is None else [step.lhs]
     for side in (*getattr(step, "chain", ()), step.rhs):
         if printer.doprint(side) != printer.doprint(sides[-1]):

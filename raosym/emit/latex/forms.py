@@ -23,8 +23,8 @@ from raosym.spec.parser import CONSTANTS, FUNCTIONS
 def _domain_substitution(spec: FamilySpec) -> dict:
     substitution = {}
     for parameter in spec.parameters:
-        domain = parameter.domain
-        if domain.integer:
+        domain = getattr(parameter, "domain", None)  # (a printer may be given names only)
+        if domain is None or domain.integer:
             continue  # left as it is: a base with it is not proved negative
         e = sympy.Symbol(f"raosym_e_{parameter.name}", positive=True)
         if domain.lower.is_finite and domain.upper.is_finite:
@@ -46,6 +46,34 @@ def negative_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
     if not base.free_symbols <= set(substitution):
         return False
     return bool(sympy.cancel(-base.subs(substitution)).is_positive)
+
+
+def _over_domains(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
+    """``expr`` with each symbol of a bounded parameter written through positive symbols
+    that range over its declared domain (see _domain_substitution), a symbol ``p_1`` or
+    ``p_2`` (a point of a distance or a composition) as its parameter ``p``, and every other
+    symbol real (the proofs' symbols are real numbers: coordinates, points, the variable)."""
+    by_name = {symbol.name: value for symbol, value in _domain_substitution(spec).items()}
+    replacements = {}
+    for symbol in expr.free_symbols:
+        head = symbol.name.rsplit("_", 1)[0] if symbol.name[-2:] in ("_1", "_2") else symbol.name
+        value = by_name.get(head)
+        replacements[symbol] = sympy.Dummy(symbol.name, real=True) if value is None else \
+            value.subs({e: e.func(f"{e.name}{symbol.name}", positive=True)
+                        for e in value.free_symbols})
+    return sympy.cancel(expr.subs(replacements))
+
+
+def positive_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
+    """Whether ``base`` is positive at every point of the declared domains (SymPy's
+    assumptions decide, after :func:`_over_domains`)."""
+    return bool(base.is_positive or _over_domains(base, spec).is_positive)
+
+
+def nonnegative_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:
+    """Whether ``base`` is at least 0 at every point of the declared domains (a sum of
+    squares with positive coefficients, say)."""
+    return bool(base.is_nonnegative or _over_domains(base, spec).is_nonnegative)
 
 
 def positive_form(expr: sympy.Expr, spec: FamilySpec) -> tuple[sympy.Expr, list] | None:
@@ -114,7 +142,9 @@ def collected_form(expr: sympy.Expr) -> tuple[sympy.Expr, list] | None:
     if not changed:
         return None
     return expr.xreplace(changed), identities
-__all__ = ["collected_form", "negative_on_domain", "positive_form", "readable_form"]
+__all__ = ["collected_form", "negative_on_domain", "nonnegative_on_domain", "positive_form",
+           "positive_on_domain",
+           "readable_form"]
 
 
 def readable_form(expr: sympy.Expr, variables, width) -> sympy.Expr:
@@ -208,13 +238,18 @@ def line_element_form(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
     expr = literature_form(expr, spec)
     differentials = [sympy.Symbol(f"d{p.name}") for p in spec.coordinates]
     by_name = {d.name: index for index, d in enumerate(differentials)}
-    terms = []
+    # One term per product of differentials: expanding splits g_mumu = (nu + 1)/(...) into
+    # two terms of dmu^2, which are collected again.
+    coefficients: dict[sympy.Expr, sympy.Expr] = {}
     for term in sympy.Add.make_args(sympy.expand(expr)):
         coefficient, part = term.as_independent(*[s for s in term.free_symbols
                                                   if s.name in by_name])
-        names = sorted((s.name for s in part.free_symbols), key=by_name.get)
-        if not names:
+        if not part.free_symbols:
             return expr
+        coefficients[part] = coefficients.get(part, sympy.S.Zero) + coefficient
+    terms = []
+    for part, coefficient in coefficients.items():
+        names = sorted((s.name for s in part.free_symbols), key=by_name.get)
         terms.append((names, literature_form(sympy.factor(coefficient), spec), part))
     terms.sort(key=lambda item: [by_name[name] for name in item[0]])
     written = sympy.Add(*(part if coefficient == 1 else

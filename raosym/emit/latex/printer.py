@@ -3,8 +3,15 @@
 Emit stage, LaTeX backend. :class:`ProofPrinter` is SymPy's ``LatexPrinter`` with the names a
 proof needs (``\\lambda`` for ``lam``, ``g_{\\mu\\sigma}`` for Fisher entries, ``\\mathrm{d}\\mu``
 for differentials) and ``\\psi^{(n)}`` for ``polygamma``, which SymPy 1.14 prints as an
-operator name. Everything else is SymPy's own output. :func:`tex_text` makes a plain string
-(claims, justifications, titles: they contain ``_``, ``^``, ``<``, ``{``) safe for TeX.
+operator name. It writes each expression in the form a reader writes it, never another
+expression: signs chosen (``p/(1 - p)``, ``x - \\mu``), a sum's rational content taken into
+the coefficient (``(\\nu + 1)^2``, not ``4 ((\\nu + 1)/2)^2``), square roots of factors
+positive on the declared domains joined (``\\sqrt{p (1 - p)}``), an integral after its
+coefficient rather than above a fraction's bar, a line element's coefficient before its
+differentials (``\\frac{2}{\\theta} \\mathrm{d}k \\, \\mathrm{d}\\theta``), logarithms of
+positive numbers as one (``\\log(2\\pi)``). Everything else is SymPy's own output.
+:func:`tex_text` makes a plain string (claims, justifications, titles: they contain ``_``,
+``^``, ``<``, ``{``) safe for TeX.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from sympy.core.function import AppliedUndef
 from sympy.printing.latex import LatexPrinter
 
 from raosym.derive.steps import fisher_symbol
+from raosym.emit.latex.forms import nonnegative_on_domain, positive_on_domain
 from raosym.functions import log_ratio
 from raosym.spec.model import FamilySpec
 
@@ -131,7 +139,13 @@ def _accented(character: str) -> str | None:
 
 def symbol_latex(name: str) -> str:
     """How a parameter name prints: ``sigma`` -> ``\\sigma``, ``lam`` -> ``\\lambda``."""
-    return ABBREVIATIONS.get(name) or sympy.latex(sympy.Symbol(name))
+    return ABBREVIATIONS.get(name) or _varepsilon(sympy.latex(sympy.Symbol(name)))
+
+
+def _varepsilon(text: str) -> str:
+    r"""``\varepsilon`` for SymPy's ``\epsilon``: the epsilon of (epsilon, delta)-DP as the
+    appendix's own text writes it, one letter throughout."""
+    return text.replace(r"\epsilon", r"\varepsilon")
 
 
 def symbol_names(spec: FamilySpec) -> dict[sympy.Symbol, str]:
@@ -251,10 +265,104 @@ def even_power_chosen(expr: sympy.Pow) -> sympy.Expr | None:
     return None
 
 
+def content_taken_out(expr: sympy.Mul) -> sympy.Expr | None:
+    """A product with a rational coefficient and a power of a sum with a rational content
+    written with the content taken into the coefficient, when that shortens the coefficient:
+    ``(nu + 1)^2`` for ``4 ((nu + 1)/2)^2``. The same expression; None otherwise."""
+    coefficient, rest = expr.as_coeff_Mul()
+    if not coefficient.is_Rational or coefficient == 1:
+        return None
+    factors = list(sympy.Mul.make_args(rest))
+    for index, factor in enumerate(factors):
+        base, exponent = factor.as_base_exp()
+        if not (isinstance(base, sympy.Add) and exponent.is_Integer and exponent > 0):
+            continue
+        content, primitive = base.primitive()
+        taken = coefficient * content**exponent
+        if content != 1 and abs(taken.p) + taken.q < abs(coefficient.p) + coefficient.q:
+            others = factors[:index] + factors[index + 1:]
+            return sympy.Mul(taken, primitive**exponent, *others)
+    return None
+
+
+def _exponent_over_one_denominator(exponent: sympy.Expr) -> sympy.Expr | None:
+    """An exponent that is a sum over a denominator with symbols, ``(2N - 1)/N - 1``, over
+    that denominator when it is shorter so: ``(N - 1)/N``; None otherwise."""
+    if not isinstance(exponent, sympy.Add) or _unevaluated(exponent):
+        return None
+    combined = sympy.cancel(sympy.together(exponent))
+    if not sympy.fraction(combined)[1].free_symbols:
+        return None
+    return combined if sympy.count_ops(combined) < sympy.count_ops(exponent) else None
+
+
+def _root_of_number_below(factors: list[sympy.Expr]) -> list[sympy.Expr]:
+    """``sqrt(n)/(n q)`` as ``1/(q sqrt(n))`` (SymPy's ``sqrt(2)/2`` for ``1/sqrt(2)``), so that
+    the root of ``n`` may join the roots below the bar; else the factors unchanged."""
+    numbers = [f for f in factors if f.is_Rational]
+    coefficient = numbers[0] if len(numbers) == 1 else None
+    for index, factor in enumerate(factors):
+        if coefficient is None:
+            break
+        base, exponent = factor.as_base_exp()
+        if base.is_Integer and base > 1 and exponent == sympy.S.Half and \
+                coefficient.q % base == 0:
+            rest = [f for k, f in enumerate(factors) if k != index and f is not coefficient]
+            return [coefficient * base, sympy.Pow(base, -exponent, evaluate=False), *rest]
+    return factors
+
+
+def _root_of_sum_apart(factor: sympy.Expr, spec) -> list[sympy.Expr]:
+    """``sqrt(N/D)`` as ``[sqrt(N), 1/sqrt(D)]`` for a sum whose terms have a common
+    denominator ``D`` (``sqrt((mu_1 - mu_2)^2/2 + s^2)``: a fraction inside a root), so that
+    the root of ``D`` may join the other roots; else ``[factor]``. The same value where
+    ``N >= 0`` and ``D > 0`` on the declared domains, which is required."""
+    base, exponent = factor.as_base_exp()
+    if not (isinstance(base, sympy.Add) and exponent in (sympy.S.Half, -sympy.S.Half)):
+        return [factor]
+    numerator, denominator = sympy.fraction(sympy.together(base))
+    if denominator == 1 or not (positive_on_domain(denominator, spec)
+                                and nonnegative_on_domain(numerator, spec)):
+        return [factor]
+    return [sympy.Pow(numerator, exponent, evaluate=False),
+            sympy.Pow(denominator, -exponent, evaluate=False)]
+
+
+def logarithm_sign_chosen(expr: sympy.Mul, coordinates: set[str]) -> sympy.Expr | None:
+    """``(2p - 1) log(p/(1 - p))`` for ``(1 - 2p) log((1 - p)/p)``: a product of a sum that
+    starts with a number and has one negative term and the logarithm of a quotient, written
+    with both negated (the sum's symbol first, as ``x - mu``, and the quotient inverted).
+    Only for a sum of the ``coordinates`` (named), not of alpha: ``(1 - alpha) log(p/(1 - p))``
+    keeps the quotient the terms beside it have. The same expression (``(-S) log(1/Q) =
+    S log Q``); None otherwise."""
+    # (the code's log1p form log_ratio(d, e) is the logarithm log(1 + d) to a reader)
+    factors = [ratio_logarithm(f) if isinstance(f, log_ratio) else f
+               for f in sympy.Mul.make_args(expr)]
+    sums = [f for f in factors if isinstance(f, sympy.Add)]
+    logarithms = [f for f in factors if isinstance(f, sympy.log)]
+    if len(sums) != 1 or len(logarithms) != 1:
+        return None
+    (total,), (logarithm,) = sums, logarithms
+    if not {symbol.name for symbol in total.free_symbols} <= coordinates:
+        return None
+    numbers = [term for term in total.args if term.is_Number]
+    if len(numbers) != 1 or not numbers[0].is_positive or _minus_terms(total) != 1 \
+            or len(total.args) != 2:
+        return None
+    top, bottom = sympy.fraction(logarithm.args[0])
+    if bottom == 1:
+        return None
+    others = [f for f in factors if f is not total and f is not logarithm]
+    return sympy.Mul(*others, -total, sympy.log(bottom / top, evaluate=False), evaluate=False)
+
+
 def chosen_form(expr: sympy.Basic) -> sympy.Basic | None:
     """The form the printer writes ``expr`` in when it chooses its signs (a product, an even
     power), for the line breaker to break what is printed; None when it prints as it is."""
     if isinstance(expr, sympy.Mul) and not _unevaluated(expr):
+        taken = content_taken_out(expr)
+        if taken is not None:
+            return taken
         cleared = fraction_cleared(expr)
         return cleared if cleared is not None else sign_chosen(expr)
     if isinstance(expr, sympy.Pow):
@@ -350,6 +458,10 @@ class ProofPrinter(LatexPrinter):
         #: Whether an unevaluated product is printed as written (see doprint_written).
         self.written = False
         self._differential_names = {f"d{p.name}" for p in spec.coordinates}
+        self._differential_order = [f"d{p.name}" for p in spec.coordinates]
+        self._coordinate_names = {p.name for p in spec.coordinates}
+        #: The family, whose declared domains decide which square roots may be joined.
+        self.spec = spec
         #: The names of the sample variables (x, and x_1, x_2 of a composition).
         variable = getattr(spec, "variable", None)
         self._variables = set() if variable is None else {
@@ -378,7 +490,31 @@ class ProofPrinter(LatexPrinter):
         chosen = even_power_chosen(expr)
         if chosen is not None:
             return self._print(chosen)
+        exponent = _exponent_over_one_denominator(expr.exp)
+        if exponent is not None:
+            return self._print(sympy.Pow(expr.base, exponent, evaluate=False))
         return super()._print_Pow(expr)
+
+    def _print_ExpBase(self, expr, exp=None) -> str:
+        """``e^{(x + a Delta)/b}`` for ``e^{(a (Delta - x) + x (a + 1))/b}``: an exponent printed
+        multiplied out and collected in the sample variable when that is shorter (a Rényi
+        piece's exponent, as the kinks resolved it); else as it is."""
+        shorter = self._shorter_exponent(expr.args[0])
+        if shorter is not None:
+            return self._do_exponent(rf"e^{{{self._print(shorter)}}}", exp)
+        return super()._print_ExpBase(expr, exp)
+
+    def _shorter_exponent(self, argument: sympy.Expr) -> sympy.Expr | None:
+        if not isinstance(argument, (sympy.Add, sympy.Mul)) or _unevaluated(argument) \
+                or argument.has(sympy.Integral, sympy.Sum, AppliedUndef):
+            return None
+        numerator, denominator = sympy.fraction(sympy.cancel(sympy.together(
+            sympy.expand(argument))))
+        variables = [symbol for symbol in argument.free_symbols
+                     if symbol.name in self._variables]
+        collected = sympy.factor_terms(
+            sympy.collect(sympy.expand(numerator), variables) / denominator)
+        return collected if sympy.count_ops(collected) < sympy.count_ops(argument) else None
 
     def _print_Function(self, expr, exp: str | None = None) -> str:
         r"""A function the proof names (the scores ``u_\mu(x)`` of an integrand, registered
@@ -416,14 +552,25 @@ class ProofPrinter(LatexPrinter):
             # named functions side by side, in the order given: u_mu(x)^2 f(x)
             return " ".join(self._print(factor) for factor in expr.args)
         if not _unevaluated(expr):
-            chosen = fraction_cleared(expr)
+            if len(expr.args) > 1 and self._differentials(expr):
+                return self._differential_product(expr)
+            coefficient_first = self._coefficient_before_differentials(expr)
+            if coefficient_first is not None:
+                return coefficient_first
+            chosen = content_taken_out(expr)
+            if chosen is None:
+                chosen = logarithm_sign_chosen(expr, self._coordinate_names)
+            if chosen is None:
+                chosen = fraction_cleared(expr)
             if chosen is None:
                 chosen = sign_chosen(expr)
             if chosen is not None:
                 return self._print(chosen)
-            split = self._tall_functions_apart(expr)
-            if split is not None:
-                return split
+            for special in (self._integral_last, self._tall_functions_apart,
+                            self._roots_joined):
+                printed = special(expr)
+                if printed is not None:
+                    return printed
             return super()._print_Mul(expr)
         factors = list(expr.args)
         denominator = [factor for factor in factors if isinstance(factor, sympy.Pow)
@@ -466,9 +613,129 @@ class ProofPrinter(LatexPrinter):
                 printed = rf"\left({printed}\right)"
             # a written form juxtaposes its factors, as one writes 2 pi sigma^2, and so
             # does a coefficient with the differentials of a line element
-            juxtaposed = self.written or self._differentials(factor)
-            text += (("" if not index else " " if juxtaposed else r" \cdot ") + printed)
+            text += ("" if not index else self._factor_gap(factors[index - 1], factor, printed)
+                     ) + printed
         return sign + text
+
+    def _factor_gap(self, before: sympy.Expr, factor: sympy.Expr, printed: str) -> str:
+        r"""What stands between two factors of a product the engine built factor by factor:
+        a space, as one writes ``\frac{\mu}{\sigma^2} x`` or ``2 \pi \sigma^2``; ``\cdot``
+        before a number (``\frac{1}{2b^2} \cdot 2``, not ``\frac{1}{2b^2} 2``) and between
+        two quotients, whose bars would otherwise read as one."""
+        if self.written or self._differentials(factor):
+            return " "
+        if printed.lstrip()[:1].isdigit():
+            return r" \cdot "
+        if all(isinstance(f, sympy.Expr) and sympy.fraction(f, exact=True)[1] != 1
+               for f in (before, factor)):
+            return r" \cdot "
+        return " "
+
+    def _differential_product(self, expr: sympy.Mul) -> str:
+        r"""``\mathrm{d}k \, \mathrm{d}\theta``: differentials in the order of the coordinates,
+        a thin space apart (juxtaposed they read as one symbol ``dkd\theta``)."""
+        order = {name: index for index, name in enumerate(self._differential_order)}
+
+        def position(factor):
+            base = factor.as_base_exp()[0]
+            return order.get(base.name, 0) if base.is_Symbol else 0
+
+        return r" \, ".join(self._print(factor) for factor in sorted(expr.args, key=position))
+
+    def _coefficient_before_differentials(self, expr: sympy.Mul) -> str | None:
+        r"""A term of a line element as a geometer writes it, its coefficient before its
+        differentials: ``g_{aa} \mathrm{d}a^2``, not SymPy's order ``\mathrm{d}a^2 g_{aa}``."""
+        differentials = [f for f in expr.args if self._differentials(f)]
+        rest = [f for f in expr.args if not self._differentials(f)]
+        if not differentials or not rest:
+            return None
+        coefficient = sympy.Mul(*rest)
+        if sympy.fraction(coefficient)[0] == 1:
+            return None  # a reciprocal: \frac{\mathrm{d}p}{\sqrt{p (1 - p)}} as SymPy sets it
+        head = self._print(coefficient)
+        if isinstance(coefficient, sympy.Add):
+            head = rf"\left({head}\right)"
+        return f"{head} {self._print(sympy.Mul(*differentials))}"
+
+    def _integral_last(self, expr: sympy.Mul) -> str | None:
+        r"""A product of an integral (or a sum) and other factors printed with the other
+        factors first, in their shortest form, and the integral after them:
+        ``\frac{(\nu + 1)^2 \Gamma(\ldots)}{\sqrt{\pi} \nu^{3/2} s^2} \int \ldots``, not the
+        integral above a fraction's bar (set in text style, its limits squeezed)."""
+        integrals = [f for f in expr.args if isinstance(f, (sympy.Integral, sympy.Sum))]
+        if len(integrals) != 1:
+            return None
+        (integral,) = integrals
+        rest = sympy.Mul(*(f for f in expr.args if f is not integral))
+        factored = sympy.factor(rest)
+        if sympy.count_ops(factored) < sympy.count_ops(rest):
+            rest = factored
+        if rest == 1:
+            return self._print(integral)
+        if rest == -1:
+            return "- " + self._print(integral)
+        head = self._print(rest)
+        if isinstance(rest, sympy.Add):
+            head = rf"\left({head}\right)"
+        return f"{head} {self._print(integral)}"
+
+    def _roots_joined(self, expr: sympy.Mul) -> str | None:
+        r"""Square roots of positive factors joined under one root, as a reader writes them:
+        ``\sqrt{p (1 - p)}``, not ``\sqrt{p} \sqrt{1 - p}`` (the same for positive bases,
+        which the declared domains decide)."""
+        roots: dict = {}
+        factors = _root_of_number_below([part for factor in expr.args
+                                         for part in _root_of_sum_apart(factor, self.spec)])
+        for factor in factors:
+            base, exponent = factor.as_base_exp()
+            if exponent in (sympy.S.Half, -sympy.S.Half) and positive_on_domain(base, self.spec):
+                roots.setdefault(exponent, []).append(factor)
+        if all(len(factors) < 2 for factors in roots.values()):
+            return None
+        joined_away = {factor for factors in roots.values() if len(factors) > 1
+                       for factor in factors}
+        others = [f for f in factors if f not in joined_away]
+        numerator = [f for f in others if not (f.is_Pow and f.exp.is_negative)
+                     and not f.is_Rational]
+        denominator = [f.base if f.exp == -1 else sympy.Pow(f.base, -f.exp)
+                       for f in others if f.is_Pow and f.exp.is_negative]
+        for number in (f for f in others if f.is_Rational):  # 1/2: 1 above, 2 below
+            numerator.append(sympy.Integer(number.p))
+            denominator.append(sympy.Integer(number.q))
+        for exponent, factors in roots.items():
+            if len(factors) < 2:
+                continue
+            bases = sorted((part for f in factors for part in sympy.Mul.make_args(f.base)),
+                           key=lambda base: not base.is_Number)
+            root = sympy.Pow(sympy.Mul(*bases, evaluate=False),
+                             sympy.S.Half, evaluate=False)
+            (numerator if exponent.is_positive else denominator).append(root)
+        top = self._product_of(numerator)
+        if not denominator:
+            return top
+        sign = ""
+        if top.startswith("- "):
+            sign, top = "- ", top[2:]
+        return sign + rf"\frac{{{top}}}{{{self._product_of(denominator)}}}"
+
+    def _product_of(self, factors: list) -> str:
+        """Factors side by side, as SymPy's printer sets a product: the number first, sums
+        in brackets; ``1`` for none."""
+        coefficient = sympy.Mul(*(f for f in factors if f.is_Number))
+        pieces = []
+        # functions after the powers and roots: \sqrt{2 \nu} \operatorname{acosh}(...)
+        for factor in sorted((f for f in factors if not f.is_Number),
+                             key=lambda f: isinstance(f, sympy.Function)):
+            text = self._print(factor)
+            if isinstance(factor, sympy.Add) or (isinstance(factor, sympy.Mul)
+                                                 and factor.could_extract_minus_sign()):
+                text = rf"\left({text}\right)"
+            pieces.append(text)
+        sign = "- " if coefficient.is_negative else ""
+        coefficient = abs(coefficient)
+        if coefficient != 1 or not pieces:
+            pieces.insert(0, self._print(coefficient))
+        return sign + " ".join(pieces)
 
     def _tall_functions_apart(self, expr: sympy.Mul) -> str | None:
         r"""A quotient with a function of a fraction above its bar (``\sqrt{2\nu}
@@ -514,7 +781,7 @@ class ProofPrinter(LatexPrinter):
             if run is not None or subscript.lower() not in GREEK_NAMES:
                 text = run if run is not None else rf"\mathrm{{{subscript}}}"
                 return f"{self._print_Symbol(sympy.Symbol(head))}_{{{text}}}"
-        return super()._print_Symbol(expr, style=style)
+        return _varepsilon(super()._print_Symbol(expr, style=style))
 
     def _parameter_run(self, text: str) -> str | None:
         """``mumu`` -> ``\\mu \\mu`` when ``text`` is a run of the family's parameter names."""
@@ -545,6 +812,14 @@ class ProofPrinter(LatexPrinter):
         # (SymPy prints expm1 as "expm" with a subscript 1).
         text = rf"\left(e^{{{self._print(expr.args[0])}}} - 1\right)"
         return rf"{text}^{{{exp}}}" if exp else text
+
+    def _print_log(self, expr, exp: str | None = None) -> str:
+        r"""``\log f(x)``, as one writes the log-density, for the logarithm of a function the
+        proof names; any other logarithm as SymPy's, ``\log(u)``."""
+        argument = expr.args[0]
+        if isinstance(argument, AppliedUndef) and exp is None:
+            return rf"\log {self._print(argument)}"
+        return super()._print_log(expr, exp)
 
     def _print_log1p(self, expr, exp: str | None = None) -> str:
         # log(1 + u) as a proof writes it; the generated code evaluates it as log1p(u).
@@ -630,6 +905,13 @@ class ProofPrinter(LatexPrinter):
         return parts
 
     def _print_Add(self, expr: sympy.Add, order=None) -> str:
+        if len(expr.args) > 1 and all(isinstance(term, sympy.log) and not term.free_symbols
+                                      and term.args[0].is_positive for term in expr.args):
+            # log(2) + log(pi) as log(2 pi): the logarithm of a product of positive numbers
+            product = sympy.Mul(*sorted((term.args[0] for term in expr.args),
+                                        key=lambda number: not number.is_Number),
+                                evaluate=False)
+            return self._print(sympy.log(product, evaluate=False))
         common = over_common_denominator(expr)
         if common is not None:
             return self._print(common)

@@ -32,7 +32,7 @@ from raosym.emit.latex.printer import ABBREVIATIONS, tex_text
 
 GREEK = {
     "alpha": r"\alpha", "beta": r"\beta", "gamma": r"\gamma", "delta": r"\delta",
-    "epsilon": r"\epsilon", "zeta": r"\zeta", "eta": r"\eta", "theta": r"\theta",
+    "epsilon": r"\varepsilon", "zeta": r"\zeta", "eta": r"\eta", "theta": r"\theta",
     "iota": r"\iota", "kappa": r"\kappa", "lambda": r"\lambda", "mu": r"\mu", "nu": r"\nu",
     "xi": r"\xi", "pi": r"\pi", "rho": r"\rho", "sigma": r"\sigma", "tau": r"\tau",
     "upsilon": r"\upsilon", "phi": r"\varphi", "chi": r"\chi", "psi": r"\psi",
