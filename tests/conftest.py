@@ -108,6 +108,16 @@ def generated_tree(catalog, tmp_path_factory):
     return output
 
 
+def derivation_text(name: str, body: str, coordinates: dict, constants: dict) -> str:
+    """A derivation file in ``x``: ``body`` (its support and density lines), then the tables of
+    coordinates and (when there are any) constants, name -> domain."""
+    text = f'name = "{name}"\nvariable = "x"\n{body}\n\n[coordinates]\n'
+    text += "".join(f'{key} = "{value}"\n' for key, value in coordinates.items())
+    if constants:
+        text += "\n[constants]\n" + "".join(f'{k} = "{v}"\n' for k, v in constants.items())
+    return text
+
+
 def generate_through_cli(folder: Path, texts: dict[str, str], prefix: str):
     """Write each derivation file ``NAME.toml`` of ``texts`` into ``folder`` and generate them
     all with the CLI, as a user would (``--jobs 1 --json``): ``(summary, modules)``, the

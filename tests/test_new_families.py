@@ -24,7 +24,7 @@ import mpmath
 import numpy as np
 import pytest
 import sympy
-from conftest import REPOSITORY, verified
+from conftest import REPOSITORY, derivation_text, verified
 
 # Its module-scoped fixtures are computed once: the whole file runs on one xdist worker.
 pytestmark = pytest.mark.xdist_group("test_new_families")
@@ -387,12 +387,7 @@ WRITTEN_BREAKS = {"gengauss_shape": lambda theta: [theta[0]]}
 
 
 def _derivation_file(name):
-    body, coordinates, constants = {**WRITTEN, **NUMERIC_WRITTEN}[name]
-    text = f'name = "{name}"\nvariable = "x"\n{body}\n\n[coordinates]\n'
-    text += "".join(f'{key} = "{value}"\n' for key, value in coordinates.items())
-    if constants:
-        text += "\n[constants]\n" + "".join(f'{k} = "{v}"\n' for k, v in constants.items())
-    return text
+    return derivation_text(name, *{**WRITTEN, **NUMERIC_WRITTEN}[name])
 
 
 @pytest.fixture(scope="module")

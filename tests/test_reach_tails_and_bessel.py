@@ -22,7 +22,7 @@ import mpmath
 import numpy as np
 import pytest
 import sympy
-from conftest import generate_through_cli
+from conftest import derivation_text, generate_through_cli
 
 # Its module fixture generates the families once: the whole file runs on one xdist worker.
 pytestmark = pytest.mark.xdist_group("test_reach_tails_and_bessel")
@@ -43,12 +43,7 @@ FAMILIES = {
 
 
 def _derivation_file(name: str) -> str:
-    body, coordinates, constants = FAMILIES[name]
-    text = f'name = "{name}"\nvariable = "x"\n{body}\n\n[coordinates]\n'
-    text += "".join(f'{key} = "{value}"\n' for key, value in coordinates.items())
-    if constants:
-        text += "\n[constants]\n" + "".join(f'{k} = "{v}"\n' for k, v in constants.items())
-    return text
+    return derivation_text(name, *FAMILIES[name])
 
 
 @pytest.fixture(scope="module")
