@@ -15,6 +15,7 @@ References come from the literature (the gamma family's Fisher matrix in shape a
 from __future__ import annotations
 
 import importlib
+import math
 
 import mpmath
 import numpy as np
@@ -344,11 +345,24 @@ def test_a_bessel_ratio_of_a_constant_stays_finite_at_any_concentration(tmp_path
     it (a constant's function is not guarded): the family was refused at k = 1e12."""
     summary, modules = generate_through_cli(tmp_path, {"von_mises_location": VON_MISES_LOCATION},
                                             "vm")
-    # Partial: the distance's reduction of mu modulo 2 pi costs 4e-11 at mu = 1e6 (the gate
-    # asks 1e-14 of a closed form); the metric is delivered.
-    assert summary["von_mises_location"]["status"] in ("ok", "partial")
+    assert summary["von_mises_location"]["status"] == "ok", summary["von_mises_location"]
     for k in (0.3, 3e9, 1e12, 1e15, 1e300):
         with mpmath.workdps(60):
             expected = k * mpmath.besseli(1, k) / mpmath.besseli(0, k)
         got = modules["von_mises_location"].fisher_information([-1.97], k=k)[0, 0]
         assert abs(got - expected) <= 1e-14 * expected, (k, got)
+
+    # The distance, sqrt(g) |mu_1 - mu_2| between representatives modulo 2 pi: mu = 1e6 moved
+    # by one float subtraction of n * 2 pi was off by 4e-11, and 1e12 by 1.2e-5.
+    k = 1.3774236524640329
+    module = modules["von_mises_location"]
+    for one, two in ((1e6, 2.495492886786238), (-1e12, 2.495492886786238), (1e160, 1.0),
+                     (3.0, -3.0), (0.1, 0.1 + 2 * math.pi * 1000)):
+        with mpmath.workdps(400):
+            period = 2 * mpmath.pi
+            gap = mpmath.mpf(two) - mpmath.mpf(one)
+            gap -= period * mpmath.nint(gap / period)
+            expected = mpmath.sqrt(k * mpmath.besseli(1, k) / mpmath.besseli(0, k)) * abs(gap)
+        got = module.rao_distance([one], [two], k=k)
+        # A few ulp of the reduced coordinates (3.28 - 3 loses a digit of 0.28).
+        assert abs(got - expected) <= 4e-15 * expected, (one, two, got)

@@ -392,7 +392,11 @@ class Reference:
         to :data:`REFERENCE_DIGITS` digits (an expression that cancels at extreme inputs, as
         ``k*polygamma(1, k) - 1`` at k = 1e160, needs hundreds of digits); None when even
         :data:`MAX_REFERENCE_DIGITS` are not enough (the point is then not judged)."""
-        arguments = [mpmath.mpf(values[s]) for s in self.symbols]
+        # Taken at the highest precision: a value computed at more digits than the caller's
+        # (a periodic coordinate's representative, -1e12 moved by whole periods to within half
+        # a period of 2.5) must not be rounded to them (1.2e-5 of a distance was lost).
+        with mpmath.workdps(MAX_REFERENCE_DIGITS):
+            arguments = [mpmath.mpf(values[s]) for s in self.symbols]
         # Inputs of very different sizes (a = 1e-300 next to b = 1.9 in psi1(b) - psi1(a + b))
         # cancel in the expression unless every digit between them is carried.
         exponents = [mpmath.mag(a) for a in arguments if a != 0] or [0]

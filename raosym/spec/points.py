@@ -147,8 +147,15 @@ def nearest_representative(periods, one: dict, two: dict) -> dict:
     of ``one``'s: the same distribution, and the point the distance is taken to."""
     two = dict(two)
     for c, period in periods:
-        size = mpmath.mpf(sympy.N(period, mpmath.mp.dps + 5))
-        two[c] = two[c] - size * mpmath.nint((two[c] - one[c]) / size)
+        # As many more digits as the points are periods apart (1e160 modulo 2 pi needs 160
+        # digits of pi), so that the representative keeps the working precision's digits.
+        with mpmath.workdps(mpmath.mp.dps):
+            gap = abs(mpmath.mpf(two[c]) - mpmath.mpf(one[c]))
+        extra = max(0, int(mpmath.log10(gap))) if gap else 0
+        with mpmath.workdps(mpmath.mp.dps + extra + 5):
+            size = mpmath.mpf(sympy.N(period, mpmath.mp.dps + 5))
+            first, second = mpmath.mpf(one[c]), mpmath.mpf(two[c])
+            two[c] = second - size * mpmath.nint((second - first) / size)
     return two
 
 

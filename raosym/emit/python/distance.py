@@ -25,12 +25,13 @@ from __future__ import annotations
 import math
 import textwrap
 
+import mpmath
 import sympy
 from sympy.printing.numpy import NumPyPrinter
 from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.derive.steps import RaoDistance
-from raosym.emit.python.exact import exact_function
+from raosym.emit.python.exact import ExactPrinter, exact_function
 from raosym.emit.python.printer import FloatPrinter, far_apart_forms, scaled_bessel
 from raosym.errors import EmitError
 
@@ -182,9 +183,27 @@ def _float_condition(name: str, domain) -> str:
 
 
 def _periods(distance: RaoDistance, spec) -> list[tuple[int, str, str]]:
-    """``(index, period as a float literal, name)`` of each periodic coordinate."""
+    """``(index, the period in three parts as a tuple literal, the period as mpmath code, name)``
+    of each periodic coordinate (see :func:`period_parts`)."""
     index = {p.symbol: i for i, p in enumerate(spec.coordinates)}
-    return [(index[c], repr(float(period)), c.name) for c, period in distance.periods]
+    return [(index[c], repr(period_parts(period)), ExactPrinter().doprint(period), c.name)
+            for c, period in distance.periods]
+
+
+def period_parts(period: sympy.Expr) -> tuple[float, float, float]:
+    """Three floats adding up to ``period`` to about 3 * 53 bits, the first two with 26
+    significant bits (Cody and Waite): ``n * part`` is then exact in floats for ``|n| < 2**27``,
+    and ``x - n * period`` taken part by part keeps the digits of a small result."""
+    with mpmath.workdps(80):
+        rest = mpmath.mpf(sympy.N(period, 80))
+        parts = []
+        for bits in (26, 26):
+            mantissa, exponent = math.frexp(float(rest))
+            part = math.ldexp(math.floor(mantissa * 2**bits), exponent - bits)
+            parts.append(part)
+            rest -= part
+        parts.append(float(rest))
+    return tuple(parts)
 
 
 def _translation_differences(stable, first, second):
