@@ -182,7 +182,7 @@ def _float_condition(name: str, domain) -> str:
     return f"({condition} and {name} == math.floor({name}))" if domain.integer else condition
 
 
-def _periods(distance: RaoDistance, spec) -> list[tuple[int, str, str]]:
+def _periods(distance: RaoDistance, spec) -> list[tuple[int, str, str, str]]:
     """``(index, the period in three parts as a tuple literal, the period as mpmath code, name)``
     of each periodic coordinate (see :func:`period_parts`)."""
     index = {p.symbol: i for i, p in enumerate(spec.coordinates)}
