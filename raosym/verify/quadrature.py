@@ -77,8 +77,14 @@ def _logarithmically_heavy(at) -> bool:
             return None
         return value if mpmath.isfinite(value) else None
 
-    near, far = weighted(mpmath.mpf(2) ** 50), weighted(mpmath.mpf(2) ** 100)
-    return bool(near and far is not None and far > _SLOW_FALL * near)
+    return _falls_slowly(weighted(mpmath.mpf(2) ** 50), weighted(mpmath.mpf(2) ** 100))
+
+
+def _falls_slowly(near, far) -> bool:
+    """Whether a mass per decade measured twice, ``near`` and ``far`` out (None where it could
+    not be evaluated), fell by less than ``_SLOW_FALL`` between the two."""
+    return bool(near and far is not None and mpmath.isfinite(near) and mpmath.isfinite(far)
+                and far > _SLOW_FALL * near)
 
 
 #: A fall of x f(x) by less than this between 2**50 and 2**100 is a logarithmic tail.
@@ -322,16 +328,14 @@ def _slowly_vanishing(anchored, base, length, width, arguments) -> bool:
     mass density per decade, ``h f(c + h)`` (``w F(w) / 16`` of the anchored piece ``F``), is
     compared at ``h = length * 1e-20`` and ``length * 1e-40``: a power ``h**e`` falls by
     ``1e-20 e`` between them; a fall by less than 1e-3 (e < 0.15) is slow."""
-    values = []
-    for depth in (20, 40):
+    def per_decade(depth):
         w = mpmath.root(length * mpmath.mpf(10) ** -depth, _POWER)
         try:
-            values.append(abs(w * anchored(w, base, width, *arguments)))
+            return abs(w * anchored(w, base, width, *arguments))
         except (ZeroDivisionError, ValueError, OverflowError):
-            return False
-    near, deep = values
-    return bool(mpmath.isfinite(near) and mpmath.isfinite(deep) and near > 0
-                and deep > _SLOW_FALL * near)
+            return None
+
+    return _falls_slowly(per_decade(20), per_decade(40))
 
 
 def _peak(plain, centres, width, arguments, lower, upper) -> list:

@@ -57,9 +57,9 @@ class loggamma_second_difference(sympy.Function):
     nargs = 3
 
 
-def _difference_pair(first: sympy.Expr, second: sympy.Expr) -> sympy.Expr | None:
-    """``c*polygamma(n, A) - c*polygamma(n, A + y)`` with provably positive ``y``, as a
-    :class:`polygamma_difference`, else None."""
+def _difference_pair(first: sympy.Expr, second: sympy.Expr) -> tuple | None:
+    """``c*polygamma(n, A) - c*polygamma(n, A + y)`` with provably positive ``y``: the
+    :class:`polygamma_difference` and its shift ``y``, else None."""
     coefficient, function = first.as_coeff_Mul()
     other_coefficient, other = second.as_coeff_Mul()
     if not (isinstance(function, sympy.polygamma) and isinstance(other, sympy.polygamma)):
@@ -72,7 +72,7 @@ def _difference_pair(first: sympy.Expr, second: sympy.Expr) -> sympy.Expr | None
     shift = sympy.expand(other.args[1] - argument)
     if shift.is_nonnegative is not True:
         return None
-    return coefficient * polygamma_difference(order, argument, shift)
+    return coefficient * polygamma_difference(order, argument, shift), shift
 
 
 def _pair_differences(add: sympy.Add) -> sympy.Expr:
@@ -97,10 +97,10 @@ def _first_pair(terms, small_only: bool):
     parameter's may), or None."""
     for i, first in enumerate(terms):
         for j, second in enumerate(terms):
-            pair = _difference_pair(first, second) if i != j else None
-            if pair is None:
+            found = _difference_pair(first, second) if i != j else None
+            if found is None:
                 continue
-            shift = pair.atoms(polygamma_difference).pop().args[2]
+            pair, shift = found
             if not small_only or (shift.as_coeff_Add()[0] == 0 and not any(
                     symbol.name.startswith("_") for symbol in shift.free_symbols)):
                 return i, j, pair
