@@ -115,10 +115,11 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
                 **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
                 "field_unpack": _unpacking(_used_or_unused(coordinates, derivation, rename)),
                 "bounds": _bounds(spec),
-                # One coordinate: the arc length needs the metric in mpmath, not the geodesic
-                # solver's Christoffel symbols.
-                **(_exact_metric(derivation, rename) if len(coordinates) == 1 else
-                   numeric_code(derivation.fisher, derivation.geometry.christoffel, rename))}
+                # Printed for one coordinate too, though its arc length uses none of it: the
+                # float printers refuse, in words, a metric without a float implementation
+                # (Zipf's derivatives of zeta) before the mpmath printer would.
+                **numeric_code(derivation.fisher, derivation.geometry.christoffel, rename),
+                **(_exact_metric(derivation, rename) if len(coordinates) == 1 else {})}
     stable, differences = _translation_differences(distance.stable, first, second)
     code, printer = printed([far_apart_forms(stable)], {**rename, **locals_}, scalars)
     differences = [(delta.name, f"{locals_[one].name} - {locals_[two].name}")
