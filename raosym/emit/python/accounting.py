@@ -25,6 +25,7 @@ import math
 from pathlib import Path
 
 import sympy
+from sympy.codegen.cfunctions import log1p
 from sympy.printing.pycode import PythonCodePrinter
 
 from raosym.emit.python.printer import ModulePrinter, RangeSafeProducts, stable_forms
@@ -47,6 +48,12 @@ class AccountingPrinter(ModulePrinter):
 
     def _print_expm1mx(self, expr):
         return self._helper("expm1mx", *expr.args)
+
+    def _print_expm1mx_over_x(self, expr):
+        return self._helper("expm1mx_over_x", *expr.args)
+
+    def _print_log1p_over_x(self, expr):
+        return self._helper("log1p_over_x", *expr.args)
 
     def _print_log_ratio(self, expr):
         raise EmitError(f"{expr} must be printed through with_wide_forms")
@@ -88,6 +95,12 @@ class ScalarPrinter(RangeSafeProducts, PythonCodePrinter):
     def _print_log1pmx(self, expr):
         return f"_log1pmx_scalar({self._print(expr.args[0])})"
 
+    def _print_expm1mx_over_x(self, expr):
+        return f"_expm1mx_over_x_scalar({self._print(expr.args[0])})"
+
+    def _print_log1p_over_x(self, expr):
+        return f"_log1p_over_x_scalar({self._print(expr.args[0])})"
+
     def _print_log_ratio_wide(self, expr):
         return f"_log_ratio_scalar({', '.join(self._print(a) for a in expr.args)})"
 
@@ -104,6 +117,78 @@ class log_ratio_wide(sympy.Function):
     its digits. Never evaluated symbolically."""
 
     nargs = 3
+
+
+class expm1mx_over_x(sympy.Function):
+    """``(exp(x) - 1 - x)/x`` (0 at x = 0): ``phi(a*u)/a = u*expm1mx_over_x(a*u)`` keeps its
+    digits where ``phi(a*u)`` is subnormal (see :func:`with_divided_second_order`). Never
+    evaluated symbolically."""
+
+    nargs = 1
+
+    def _eval_rewrite_as_exp(self, x, **kwargs):
+        return (sympy.exp(x) - 1 - x) / x
+
+
+class log1p_over_x(sympy.Function):
+    """``log(1 + u)/u`` (1 at u = 0). Never evaluated symbolically."""
+
+    nargs = 1
+
+    def _eval_rewrite_as_log(self, u, **kwargs):
+        return sympy.log(1 + u) / u
+
+
+def with_divided_second_order(expr: sympy.Expr) -> sympy.Expr:
+    """Every ``c*log1p(S)/a``, ``S = sum w_i phi(y_i)`` the second-order sum of a stable curve
+    near privacy (``a = alpha - 1``), as ``c*Q*log1p_over_x(a*Q)`` with ``Q = S/a`` divided
+    term by term: ``(w_i/a)*phi(y_i)`` where ``a`` divides ``w_i``, ``w_i*u_i*expm1mx_over_x(y_i)``
+    where ``y_i = a*u_i`` (``phi`` as ``y*expm1mx_over_x(y)`` throughout, one helper).
+
+    The same value, but ``S`` is no longer divided by ``a`` after it was rounded: at a tiny
+    shift ``phi(y_i)`` is subnormal though the curve ``S/a`` is a normal float (Laplace at
+    alpha = 1 + 1e-5, Delta/b = 1e-153 lost 3 digits to the 1e-5 division of a 5e-317 value).
+    Left as it is where a term is neither (nothing is gained there)."""
+    def divided(mul):
+        logarithm, = [f for f in mul.args if isinstance(f, log1p)]
+        coefficient, a = sympy.fraction(mul / logarithm)
+        quotient = _divided_terms(logarithm.args[0], a)
+        if quotient is None:
+            return mul
+        return coefficient * quotient * log1p_over_x(a * quotient)
+
+    return expr.replace(
+        lambda e: (e.is_Mul and sum(isinstance(f, log1p) for f in e.args) == 1
+                   and not sympy.fraction(e)[1].is_Number),
+        divided)
+
+
+def _divided_terms(total: sympy.Expr, a: sympy.Expr) -> sympy.Expr | None:
+    """``total/a`` term by term as in :func:`with_divided_second_order`, or None."""
+    quotient = []
+    for term in sympy.Add.make_args(total):
+        calls = [f for f in sympy.Mul.make_args(term) if isinstance(f, expm1mx)]
+        if len(calls) != 1:
+            return None
+        (y,), weight = calls[0].args, term / calls[0]
+        if _free_of_factor(sympy.cancel(weight / a), a):
+            quotient.append(sympy.cancel(weight / a) * y * expm1mx_over_x(y))
+        elif _free_of_factor(sympy.cancel(y / a), a):
+            # y/a kept whole (sensitivity/b, not 1/b times a product ending in sensitivity,
+            # which left the float range where the term does not: b = 1e308, Delta = 1.5e308).
+            quotient.append(weight * sympy.UnevaluatedExpr(sympy.cancel(y / a))
+                            * expm1mx_over_x(y))
+        else:
+            return None
+    return sympy.Add(*quotient)
+
+
+def _free_of_factor(expr: sympy.Expr, a: sympy.Expr) -> bool:
+    """Whether the denominator of ``expr`` (cancelled) has no factor in common with ``a``."""
+    try:
+        return sympy.gcd(sympy.fraction(expr)[1], a).is_Number
+    except sympy.PolynomialError:
+        return False
 
 
 def with_wide_forms(expr: sympy.Expr) -> sympy.Expr:
@@ -197,7 +282,8 @@ def _uses_math(context: dict) -> bool:
         if context["rdp"]["linear"] is not None:
             return True
     helpers = {h for f in functions for h in f.get("helpers", [])}
-    return bool(context["numeric"]) or bool(helpers & {"expm1mx", "log1pmx", "log_ratio"}) or any(
+    scalar_helpers = {"expm1mx", "log1pmx", "log_ratio", "log1p_over_x"}
+    return bool(context["numeric"]) or bool(helpers & scalar_helpers) or any(
         "math." in code for f in functions
         for code in [f["code"], *dict(f["assignments"]).values()])
 
@@ -307,46 +393,64 @@ def _domains(spec, mechanism) -> dict:
 def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
     """Assignments (CSE) and the result of one printed expression, and the helpers used
     (the printer's stable forms applied first, as for the geometry)."""
-    expr = with_wide_forms(stable_forms(expr)).xreplace(rename)
-    replacements, (reduced,) = sympy.cse([expr], symbols=sympy.numbered_symbols("_t"),
-                                         order="canonical")
+    expr = _float_forms(expr).xreplace(rename)
+    named, batches = _batched_calls(expr)
+    arguments = [argument for _, _, batch in batches for argument in batch]
+    replacements, (reduced, *arguments) = sympy.cse(
+        [named, *arguments], symbols=sympy.numbered_symbols("_t"), order="canonical")
     scalars = set(scalars)
     for symbol, value in replacements:  # subexpressions of constants are scalars too
         if value.free_symbols <= scalars:
             scalars.add(symbol)
     printer = AccountingPrinter(scalars)
-    assignments = [(str(symbol), printer.doprint(value)) for symbol, value in replacements]
-    batch, reduced = _batched_expm1mx(replacements, reduced)
-    if batch is not None:
-        names, arguments = batch
-        printer.helpers.add("expm1mx")
-        assignments.append((", ".join(names), "_expm1mx_batch("
-                            + ", ".join(printer.doprint(a) for a in arguments) + ")"))
+    # The assignments that need a batch's values come after it; CSE's order keeps the rest valid.
+    later = {name for names, _, _ in batches for name in names}
+    before, after = [], []
+    for symbol, value in replacements:
+        needs_batch = bool(value.free_symbols & later)
+        if needs_batch:
+            later.add(symbol)
+        (after if needs_batch else before).append((str(symbol), printer.doprint(value)))
+    batch_lines = []
+    for names, function, batch in batches:
+        printer.helpers |= {"expm1mx", function.__name__}
+        batch_arguments, arguments = arguments[:len(batch)], arguments[len(batch):]
+        batch_lines.append((", ".join(str(name) for name in names),
+                            f"_expm1mx_batch(_{function.__name__}, "
+                            + ", ".join(printer.doprint(a) for a in batch_arguments) + ")"))
     code = printer.doprint(reduced)
     if "# Not supported" in code:
         raise EmitError(f"cannot print {expr}")
-    return {"assignments": assignments, "code": code, "helpers": sorted(printer.helpers),
-            "piecewise": expr.has(sympy.Piecewise)}
+    return {"assignments": before + batch_lines + after, "code": code,
+            "helpers": sorted(printer.helpers), "piecewise": expr.has(sympy.Piecewise)}
 
 
-def _batched_expm1mx(replacements, reduced: sympy.Expr):
-    """``((names, arguments), reduced)`` with the :class:`expm1mx` calls of ``reduced`` named
-    (``_e0``, ``_e1``, ...), to be computed by one ``_expm1mx_batch`` after the CSE
-    assignments: the helper's dozen NumPy calls are then paid once, not once a call (the
-    Laplace curve's two calls were half its time). ``(None, reduced)`` unless there are two
-    or more, none inside another or inside an assignment."""
-    calls = sorted(reduced.atoms(expm1mx), key=sympy.default_sort_key)
-    if (len(calls) < 2 or any(call.args[0].has(expm1mx) for call in calls)
-            or any(value.has(expm1mx) for _, value in replacements)):
-        return None, reduced
-    names = [sympy.Symbol(f"_e{index}", real=True) for index in range(len(calls))]
-    batch = ([str(name) for name in names], [call.args[0] for call in calls])
-    return batch, reduced.xreplace(dict(zip(calls, names)))
+def _float_forms(expr: sympy.Expr) -> sympy.Expr:
+    """``expr`` in the forms the float code is printed from (equal values, fewer digits lost)."""
+    return with_divided_second_order(with_wide_forms(stable_forms(expr)))
+
+
+def _batched_calls(expr: sympy.Expr) -> tuple:
+    """``(expr, batches)``: the calls of :class:`expm1mx` and of :class:`expm1mx_over_x` in
+    ``expr`` replaced by names (``_e0``, ``_e1``, ... and ``_r0``, ...), each batch
+    ``(names, function, arguments)`` to be computed by one ``_expm1mx_batch``: the helper's
+    dozen NumPy calls are then paid once, not once a call (the Laplace curve's two calls
+    were half its time). A function is batched where it has two calls or more, none inside
+    another."""
+    batches = []
+    for function, prefix in ((expm1mx, "_e"), (expm1mx_over_x, "_r")):
+        calls = sorted(expr.atoms(function), key=sympy.default_sort_key)
+        if len(calls) < 2 or any(call.args[0].has(function) for call in calls):
+            continue
+        names = [sympy.Symbol(f"{prefix}{index}", real=True) for index in range(len(calls))]
+        batches.append((names, function, [call.args[0] for call in calls]))
+        expr = expr.xreplace(dict(zip(calls, names)))
+    return expr, batches
 
 
 def _scalar_function(expr: sympy.Expr, rename: dict) -> dict:
     """The same expression for Python floats (CSE, ScalarPrinter)."""
-    replacements, (reduced,) = sympy.cse([with_wide_forms(stable_forms(expr)).xreplace(rename)],
+    replacements, (reduced,) = sympy.cse([_float_forms(expr).xreplace(rename)],
                                          symbols=sympy.numbered_symbols("_t"), order="canonical")
     printer = ScalarPrinter()
     return {"assignments": [(str(symbol), printer.doprint(value)) for symbol, value in replacements],
