@@ -9,6 +9,7 @@ or nan where the true value is finite.
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import mpmath
 import numpy as np
@@ -203,24 +204,57 @@ def test_linear_curve_alpha_times_rho_on_both_paths(modules, sensitivity, sigma)
 
 
 def test_batched_expm1mx_is_the_separate_calls(modules):
-    """One _expm1mx_batch call gives each argument's _expm1mx to the last bit (the Laplace
-    curve's two calls are one), and _expm1mx is exp(x) - 1 - x to 1e-15 (mpmath)."""
+    """One _expm1mx_batch call gives each argument's value to the last bit (the Laplace
+    curve's two calls are one), for _expm1mx and _expm1mx_over_x alike, and they are
+    exp(x) - 1 - x and (exp(x) - 1 - x)/x to 1e-15 (mpmath), on both paths."""
     laplace = modules["laplace_location"]
     rng = np.random.default_rng(5)
-    first = np.concatenate([[0.0, 1e-300, -1e-8, 0.999, -0.999, 1.0, -1.0, 700.0, -745.0],
-                            rng.uniform(-3, 3, 200)])
+    first = np.concatenate([[0.0, 1e-300, 5e-324, -1e-8, 0.999, -0.999, 1.0, -1.0, 700.0,
+                             -745.0, 710.0, -1e300], rng.uniform(-3, 3, 200)])
     second = rng.uniform(-1.5, 1.5, (3, 7))
-    one, other = laplace._expm1mx_batch(first, second)
-    assert one.shape == first.shape and other.shape == second.shape
-    np.testing.assert_array_equal(one, laplace._expm1mx(first))
-    np.testing.assert_array_equal(other, laplace._expm1mx(second))
+    helpers = {laplace._expm1mx: _expm1mx, laplace._expm1mx_over_x: _expm1mx_over_x}
+    for function, truth in helpers.items():
+        one, other = laplace._expm1mx_batch(function, first, second)
+        assert one.shape == first.shape and other.shape == second.shape
+        np.testing.assert_array_equal(one, function(first))
+        np.testing.assert_array_equal(other, function(second))
+        with mpmath.workdps(60):
+            for x, got in zip(first, one):
+                exact = truth(mpmath.mpf(float(x)))
+                if exact == 0:
+                    assert got == 0
+                elif abs(exact) < 1e308 and abs(exact) >= sys.float_info.min:
+                    assert _relative_error(got, exact) <= TOLERANCE, x
     with mpmath.workdps(60):
-        for x, got in zip(first, one):
-            exact = mpmath.expm1(mpmath.mpf(float(x))) - mpmath.mpf(float(x))
-            if exact == 0:
-                assert got == 0
-            else:
+        for x in [*first[np.abs(first) < 709], 712.0, 1e-310]:
+            exact = _expm1mx_over_x(mpmath.mpf(float(x)))
+            got = laplace._expm1mx_over_x_scalar(float(x))
+            if abs(exact) >= sys.float_info.min:  # a subnormal value has fewer bits to compare
                 assert _relative_error(got, exact) <= TOLERANCE, x
+
+
+def _expm1mx(x):
+    """exp(x) - 1 - x in mpmath, at enough digits for the cancellation at small |x|."""
+    if x == 0:
+        return mpmath.mpf(0)
+    with mpmath.workdps(60 + int(abs(mpmath.log10(abs(x))))):
+        return +(mpmath.expm1(x) - x)
+
+
+def _expm1mx_over_x(x):
+    return _expm1mx(x) / x if x else mpmath.mpf(0)
+
+
+def test_log1p_over_x_on_both_paths(modules):
+    """_log1p_over_x(u) = log(1 + u)/u to 1e-15 (mpmath), 1 at u = 0, for subnormal u too."""
+    laplace = modules["laplace_location"]
+    values = [0.0, 5e-324, 1e-310, 1e-200, 1e-8, 0.5, 1.0, 3.0, 1e10, 1e300, -0.5, -1e-9]
+    arrays = laplace._log1p_over_x(np.array(values))
+    with mpmath.workdps(60):
+        for u, got in zip(values, arrays):
+            exact = mpmath.log1p(mpmath.mpf(u)) / u if u else mpmath.mpf(1)
+            assert _relative_error(got, exact) <= TOLERANCE, u
+            assert _relative_error(laplace._log1p_over_x_scalar(u), exact) <= TOLERANCE, u
 
 
 @pytest.mark.parametrize("size", [3, 200, 20000])  # argmin/argmax below _SHORT, reductions above
