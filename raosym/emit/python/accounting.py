@@ -171,13 +171,13 @@ def _divided_terms(total: sympy.Expr, a: sympy.Expr) -> sympy.Expr | None:
         if len(calls) != 1:
             return None
         (y,), weight = calls[0].args, term / calls[0]
-        if _free_of_factor(sympy.cancel(weight / a), a):
-            quotient.append(sympy.cancel(weight / a) * y * expm1mx_over_x(y))
-        elif _free_of_factor(sympy.cancel(y / a), a):
+        weight_over_a, y_over_a = sympy.cancel(weight / a), sympy.cancel(y / a)
+        if _free_of_factor(weight_over_a, a):
+            quotient.append(weight_over_a * y * expm1mx_over_x(y))
+        elif _free_of_factor(y_over_a, a):
             # y/a kept whole (sensitivity/b, not 1/b times a product ending in sensitivity,
             # which left the float range where the term does not: b = 1e308, Delta = 1.5e308).
-            quotient.append(weight * sympy.UnevaluatedExpr(sympy.cancel(y / a))
-                            * expm1mx_over_x(y))
+            quotient.append(weight * sympy.UnevaluatedExpr(y_over_a) * expm1mx_over_x(y))
         else:
             return None
     return sympy.Add(*quotient)
