@@ -2,7 +2,7 @@
 
 For each mechanism that ``generated/`` holds (the committed modules; the drift test keeps them
 current), ``rdp_epsilon``, ``kl_divergence`` and ``rao_dp_theta`` are compared with mpmath at
-50 digits over a grid with the adversarial points: orders 1 + 2⁻⁴⁰ to 1e6, noise scales
+30 to 50 digits (more as Δ/scale shrinks) over a grid with the adversarial points: orders 1 + 2⁻⁴⁰ to 1e6, noise scales
 from 1e-6 to 1e13 times the sensitivity, randomized response next to p = 1/2 and 1; then the
 three calibrations (Rao-DP, KL, (ε, δ) through RDP) are checked to be the parameter value
 at which the mpmath budget meets the target. Relative tolerance 1e-12 throughout.
@@ -40,6 +40,13 @@ TOLERANCE = 1e-12
 #: Digits of the mpmath references (at 30 some cancel: a curve of 1e-26 at scale 1e13).
 DIGITS = 50
 
+
+def quadrature_digits(distance) -> int:
+    """Digits for a numeric reference at d = Δ/scale: 30, and one more for each decade of d
+    below 1 (the log-densities at t and t - d cancel to that many digits), at most DIGITS
+    (CI time: a quadrature at 50 digits costs about twice one at 30)."""
+    return min(DIGITS, 30 + max(0, math.ceil(-math.log10(float(distance)))))
+
 # The adversarial ends and a few points between them (CI time: each numeric mechanism's
 # references are mpmath quadratures, about a second a point).
 ORDERS = (1 + 2.0**-40, 1 + 1e-6, 1.5, 2.0, 10.0, 1e4, 1e6)
@@ -52,7 +59,7 @@ PROBABILITIES = (0.5 + 1e-9, 0.5 + 1e-4, 0.6, 0.9, 1 - 1e-9, 0.3)
 
 def mp_renyi(log_density, distance, alpha):
     """D_α(f || f(· - d)) for a standardized log-density, by mpmath quadrature."""
-    with mp.workdps(DIGITS):
+    with mp.workdps(quadrature_digits(distance)):
         a, d = mp.mpf(alpha), mp.mpf(distance)
 
         def exponent(t):
@@ -69,9 +76,11 @@ def mp_renyi(log_density, distance, alpha):
                         | {peak + s * k * width for s in (-1, 1) for k in (1, 4, 16, 64)})
         points = [-mp.inf, *points, mp.inf]
         if (a - 1) * d < 1:  # I near 1: integrate I - 1 itself
-            excess = mp.quad(lambda t: mp.exp(log_density(t)) * mp.expm1(
-                (a - 1) * (log_density(t) - log_density(t - d))), points)
-            return mp.log1p(excess) / (a - 1)
+            def excess(t):
+                here = log_density(t)  # once a node: the quadrature's cost is the log-density
+                return mp.exp(here) * mp.expm1((a - 1) * (here - log_density(t - d)))
+
+            return mp.log1p(mp.quad(excess, points)) / (a - 1)
         top = exponent(peak)
         return (top + mp.log(mp.quad(lambda t: mp.exp(exponent(t) - top), points))) / (a - 1)
 
@@ -96,12 +105,16 @@ def _peak(exponent, d):
 
 
 def mp_kl(log_density, distance):
-    with mp.workdps(DIGITS):
+    with mp.workdps(quadrature_digits(distance)):
         d = mp.mpf(distance)
         points = sorted({mp.mpf(0), d} | {c + s * k for c in (0, d) for s in (-1, 1)
                                           for k in (1, 8, 64)})
-        return mp.quad(lambda t: mp.exp(log_density(t)) * (log_density(t) - log_density(t - d)),
-                       [-mp.inf, *points, mp.inf])
+
+        def integrand(t):
+            here = log_density(t)
+            return mp.exp(here) * (here - log_density(t - d))
+
+        return mp.quad(integrand, [-mp.inf, *points, mp.inf])
 
 
 def _laplace_curve(alpha, e):
@@ -161,8 +174,10 @@ class Additive:
                     * mp.sqrt(self.fisher(values)))
 
     def points(self):
-        for shape in self.shapes:
-            for scale in SCALES:
+        """The first shape at every scale, the others at the ends and at 1 (CI time: the
+        numeric references cost about a second a point)."""
+        for index, shape in enumerate(self.shapes):
+            for scale in SCALES if index == 0 else (SCALES[0], 1.0, SCALES[-1]):
                 limit = self.largest or {}
                 if all(shape.get(k) == v for k, v in limit.items() if k != "scale") \
                         and limit and scale > limit["scale"]:

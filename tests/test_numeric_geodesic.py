@@ -109,7 +109,9 @@ def test_numeric_distance_converges_on_random_pairs(catalog, tmp_path, name):
     got = module.rao_distance(first, second)
     assert got.shape == (RANDOM_PAIRS + 1,) and np.all(got > 0)
     model = geodesic.metric_model(family.derivation, {})
-    for index in (0, 1, 2, 3):  # the pair of issue 15 and three random ones
+    # The pair of issue 15 and a random one (CI time: each mpmath geodesic takes seconds;
+    # tests/test_distance_accuracy.py checks others at 50 digits).
+    for index in (0, 1):
         exact = geodesic.geodesic_distance(model, list(first[index]), list(second[index]),
                                            digits=20).distance
         assert relative_error(got[index], exact) <= 1e-10, (first[index], second[index])
