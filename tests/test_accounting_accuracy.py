@@ -1,11 +1,12 @@
 """Every catalog mechanism's emitted accounting against mpmath written here (issue 17).
 
-For each mechanism that ``generated/`` holds (the committed modules; the drift test keeps them
-current), ``rdp_epsilon``, ``kl_divergence`` and ``rao_dp_theta`` are compared with mpmath at
-30 to 50 digits (more as Δ/scale shrinks) over a grid with the adversarial points: orders
-1 + 2⁻⁴⁰ to 1e6, noise scales from 1e-6 to 1e13 times the sensitivity, randomized response next to p = 1/2 and 1; then the
-three calibrations (Rao-DP, KL, (ε, δ) through RDP) are checked to be the parameter value
-at which the mpmath budget meets the target. Relative tolerance 1e-12 throughout.
+For each mechanism that ``generated/`` holds (the committed modules; the drift test keeps
+them current), ``rdp_epsilon``, ``kl_divergence`` and ``rao_dp_theta`` are compared with
+mpmath at 30 to 50 digits (more as Δ/scale shrinks) over a grid with the adversarial
+points: orders 1 + 2⁻⁴⁰ to 1e6, noise scales from 1e-6 to 1e13 times the sensitivity,
+randomized response next to p = 1/2 and 1; then the three calibrations (Rao-DP, KL, (ε, δ)
+through RDP) are checked to be the parameter value at which the mpmath budget meets the
+target. Relative tolerance 1e-12 throughout.
 
 The references are the literature's, not the generated code's: the textbook curves where
 they exist (Mironov 2017, Table II: Gaussian, Laplace, randomized response), otherwise
