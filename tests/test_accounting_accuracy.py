@@ -48,6 +48,8 @@ def quadrature_digits(distance) -> int:
     (CI time: a quadrature at 50 digits costs about twice one at 30)."""
     return min(DIGITS, 30 + max(0, math.ceil(-math.log10(float(distance)))))
 
+
+
 # The adversarial ends and a few points between them (CI time: each numeric mechanism's
 # references are mpmath quadratures, about a second a point).
 ORDERS = (1 + 2.0**-40, 1 + 1e-6, 1.5, 2.0, 10.0, 1e4, 1e6)
