@@ -45,7 +45,7 @@ DIGITS = 50
 def quadrature_digits(distance) -> int:
     """Digits for a numeric reference at d = Δ/scale: 30, and one more for each decade of d
     below 1 (the log-densities at t and t - d cancel to that many digits), at most DIGITS
-    (CI time: a quadrature at 50 digits costs about twice one at 30)."""
+    (CI time: the quadrature's nodes grow with the digits asked for)."""
     return min(DIGITS, 30 + max(0, math.ceil(-math.log10(float(distance)))))
 
 
