@@ -511,14 +511,19 @@ def test_a_step_continues_the_chain_of_the_step_before(catalog, generated_tree, 
     assert expected > 0
     proofs = re.findall(r"\\begin\{proof\}(.*?)\\end\{proof\}", text, flags=re.DOTALL)
     fisher = proofs[:len(family.derivation.entries)]
-    continued = sum(proof.count("Next equality: ") + proof.count("Next equalities: ")
-                    for proof in fisher)
+    # each continuation introduces its justification by the equalities it justifies
+    label = re.compile(r" (?:The (?!first)[a-z]+(?: (?:and|to) [a-z]+)? equalit(?:y|ies)"
+                       r"|Equalit(?:y \d+|ies \d+ to \d+)): ")
+    continued = sum(len(label.findall(proof)) for proof in fisher)
     assert continued == expected
+    opened = sum(len(re.findall(r"The first (?:(?:and|to) [a-z]+ )?equalit(?:y|ies): ", proof))
+                 for proof in fisher)
+    assert 0 < opened <= continued
     assert "\\begin{align*}\n  &=" not in text  # no display starts with "="
     for proof in fisher:
         for item in proof.split("\\item ")[1:]:
             # the continued step's rows are in the display of the item that states it
-            if "Next equalit" in item:
+            if label.search(item):
                 assert item.count("\\begin{align*}") == 1
 
 

@@ -151,8 +151,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 28 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 28 evaluations, edges and extreme values of the domains
+    included.
     """
     (p,) = _point(theta)
     fisher = np.empty(p.shape + (1, 1))
@@ -170,8 +170,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 28 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 28 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -216,8 +216,8 @@ def rao_distance(theta1, theta2):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 92 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 92 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:
@@ -406,8 +406,8 @@ def rao_dp_theta(p):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 18 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 18 evaluations, edges and extreme values of the domains
+    included.
     """
     p = _checked("'p'", p, "(0, 1)", 0.0, 1.0)
     return np.asarray(2*abs(np.arctan2(2*p - 1, 2*np.sqrt(p)*np.sqrt(1 - p))), dtype=float)
@@ -420,8 +420,8 @@ def rao_dp_parameter(theta):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-16 at 16 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 16 evaluations, edges and extreme values of the domains
+    included.
     """
     theta = np.asarray(theta, dtype=float)
     _require("theta", theta, "(0, pi]", 0.0, np.pi, closed=(False, True))
@@ -438,8 +438,8 @@ def rdp_epsilon(alpha, p):
     Raises ValueError for alpha <= 1, a value outside its domain, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 162 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 162 evaluations, edges and extreme values of the domains
+    included.
     """
     if type(alpha) is float and type(p) is float:
         # Scalar fast path: plain floats and math, only the selected form evaluated.
@@ -493,8 +493,8 @@ def kl_divergence(p):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 18 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 18 evaluations, edges and extreme values of the domains
+    included.
     """
     p = _checked("'p'", p, "(0, 1)", 0.0, 1.0)
     _t0 = 2*p - 1
@@ -520,8 +520,8 @@ def log_output_density(x, p):
     Arrays broadcast; raises ValueError for a value outside its domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-16 at 36 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 36 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "{0, 1}", 0.0, 1.0, closed=(True, True), integer=True)
@@ -541,8 +541,8 @@ def privacy_loss(x, p):
     domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 36 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 36 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "{0, 1}", 0.0, 1.0, closed=(True, True), integer=True)

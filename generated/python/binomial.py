@@ -149,8 +149,8 @@ def fisher_information(theta, *, n):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 33 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 33 evaluations, edges and extreme values of the domains
+    included.
     """
     p, n = _point(theta, n)
     fisher = np.empty(p.shape + (1, 1))
@@ -169,8 +169,8 @@ def line_element(theta, dtheta, *, n):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 33 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 33 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta, n=n)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -216,8 +216,8 @@ def rao_distance(theta1, theta2, *, n):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 116 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 116 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:

@@ -175,8 +175,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 28 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 28 evaluations, edges and extreme values of the domains
+    included.
     """
     (lam,) = _point(theta)
     fisher = np.empty(lam.shape + (1, 1))
@@ -194,8 +194,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 28 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 28 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -239,8 +239,8 @@ def rao_distance(theta1, theta2):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 92 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 92 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:

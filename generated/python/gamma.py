@@ -396,8 +396,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 184 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 184 evaluations, edges and extreme values of the domains
+    included.
     """
     k, theta_ = _point(theta)
     # Overflow, underflow and nan in the float formulas are recomputed (_recompute_where).
@@ -420,8 +420,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 46 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 46 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -437,8 +437,8 @@ def gaussian_curvature(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 22 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 22 evaluations, edges and extreme values of the domains
+    included.
     """
     k, _ = _point(theta)
     # Overflow, underflow and nan in the float formulas are recomputed (_recompute_where).
@@ -834,8 +834,8 @@ def rao_distance(theta1, theta2):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-12 at 20 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-10).
+    relative error within 1e-10 at 20 evaluations, edges and extreme values of the domains
+    included.
     """
     _shape = _point_pair(theta1, theta2)[2]
     _point(theta1, _argument="theta1")

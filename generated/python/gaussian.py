@@ -221,8 +221,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 88 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 88 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, sigma = _point(theta)
     _t0 = 1/sigma**2
@@ -242,8 +242,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 44 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 44 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -259,8 +259,8 @@ def gaussian_curvature(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 24 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 24 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, _ = _point(theta)
     curvature = np.empty(mu.shape)
@@ -305,8 +305,8 @@ def rao_distance(theta1, theta2):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 140 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 140 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:
@@ -387,8 +387,8 @@ def rao_dp_theta(sensitivity, sigma):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-16 at 20 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 20 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     sigma = _checked("'sigma'", sigma, "(0, oo)", 0.0, np.inf)
@@ -403,8 +403,8 @@ def rao_dp_scale(sensitivity, theta):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-16 at 42 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 42 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = np.asarray(sensitivity, dtype=float)
     _require("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
@@ -438,8 +438,8 @@ def rdp_epsilon(alpha, sensitivity, sigma):
     Raises ValueError for alpha <= 1, a value outside its domain, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 144 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 144 evaluations, edges and extreme values of the domains
+    included.
     """
     if type(alpha) is float and type(sensitivity) is float and type(sigma) is float:
         # Scalar fast path: plain floats and math, only the selected form evaluated.
@@ -488,8 +488,8 @@ def kl_divergence(sensitivity, sigma):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 16 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 16 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     sigma = _checked("'sigma'", sigma, "(0, oo)", 0.0, np.inf)
@@ -514,8 +514,8 @@ def log_output_density(x, sensitivity, sigma):
     Arrays broadcast; raises ValueError for a value outside its domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 212 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 212 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -536,8 +536,8 @@ def privacy_loss(x, sensitivity, sigma):
     domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 202 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 202 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)

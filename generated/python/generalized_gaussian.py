@@ -221,8 +221,8 @@ def fisher_information(theta, *, N):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 90 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 90 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, sigma, N = _point(theta, N)
     _t0 = 1/N
@@ -245,8 +245,8 @@ def line_element(theta, dtheta, *, N):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 45 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 45 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta, N=N)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -262,8 +262,8 @@ def gaussian_curvature(theta, *, N):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 25 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 25 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, _, N = _point(theta, N)
     curvature = np.empty(mu.shape)
@@ -310,8 +310,8 @@ def rao_distance(theta1, theta2, *, N):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 175 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 175 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:
@@ -481,8 +481,8 @@ def rao_dp_theta(sensitivity, sigma, *, N):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 27 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 27 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     sigma = _checked("'sigma'", sigma, "(0, oo)", 0.0, np.inf)
@@ -500,8 +500,8 @@ def rao_dp_scale(sensitivity, theta, *, N):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 336 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 336 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = np.asarray(sensitivity, dtype=float)
     _require("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
@@ -531,8 +531,8 @@ def log_output_density(x, sensitivity, sigma, *, N):
     Arrays broadcast; raises ValueError for a value outside its domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 212 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 212 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -555,8 +555,8 @@ def privacy_loss(x, sensitivity, sigma, *, N):
     domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 200 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 200 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -869,8 +869,8 @@ def rdp_epsilon(alpha, sensitivity, sigma, *, N):
     1 + 2**-40 to 1e6 and scales from 1e-6 to 1e13 times the sensitivity.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 24 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 24 evaluations, edges and extreme values of the domains
+    included.
     """
     alpha = np.asarray(alpha, dtype=float)
     _require("alpha", alpha, "(1, oo)", 1.0, np.inf)
@@ -893,8 +893,8 @@ def kl_divergence(sensitivity, sigma, *, N):
     (relative tolerance 1e-13 per piece). Arrays broadcast.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 8 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 8 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     sigma = _checked("'sigma'", sigma, "(0, oo)", 0.0, np.inf)

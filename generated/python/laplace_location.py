@@ -160,8 +160,8 @@ def fisher_information(theta, *, b):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 29 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 29 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, b = _point(theta, b)
     fisher = np.empty(mu.shape + (1, 1))
@@ -180,8 +180,8 @@ def line_element(theta, dtheta, *, b):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 29 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 29 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta, b=b)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -226,8 +226,8 @@ def rao_distance(theta1, theta2, *, b):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 117 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 117 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:
@@ -442,8 +442,8 @@ def rao_dp_theta(sensitivity, b):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-16 at 20 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 20 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     b = _checked("'b'", b, "(0, oo)", 0.0, np.inf)
@@ -458,8 +458,8 @@ def rao_dp_scale(sensitivity, theta):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-16 at 42 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 42 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = np.asarray(sensitivity, dtype=float)
     _require("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
@@ -478,8 +478,8 @@ def rdp_epsilon(alpha, sensitivity, b):
     Raises ValueError for alpha <= 1, a value outside its domain, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 144 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 144 evaluations, edges and extreme values of the domains
+    included.
     """
     if type(alpha) is float and type(sensitivity) is float and type(b) is float:
         # Scalar fast path: plain floats and math, only the selected form evaluated.
@@ -532,8 +532,8 @@ def kl_divergence(sensitivity, b):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-16 at 16 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 16 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     b = _checked("'b'", b, "(0, oo)", 0.0, np.inf)
@@ -558,8 +558,8 @@ def log_output_density(x, sensitivity, b):
     Arrays broadcast; raises ValueError for a value outside its domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 212 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 212 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -580,8 +580,8 @@ def privacy_loss(x, sensitivity, b):
     domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 202 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 202 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)

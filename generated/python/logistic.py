@@ -218,8 +218,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 88 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 88 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, s = _point(theta)
     _t0 = 1/s**2
@@ -239,8 +239,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 44 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 44 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -256,8 +256,8 @@ def gaussian_curvature(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 24 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 24 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, _ = _point(theta)
     curvature = np.empty(mu.shape)
@@ -303,8 +303,8 @@ def rao_distance(theta1, theta2):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 140 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 140 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:
@@ -472,8 +472,8 @@ def rao_dp_theta(sensitivity, s):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 20 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 20 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     s = _checked("'s'", s, "(0, oo)", 0.0, np.inf)
@@ -488,8 +488,8 @@ def rao_dp_scale(sensitivity, theta):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 42 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 42 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = np.asarray(sensitivity, dtype=float)
     _require("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
@@ -519,8 +519,8 @@ def log_output_density(x, sensitivity, s):
     Arrays broadcast; raises ValueError for a value outside its domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 212 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 212 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -541,8 +541,8 @@ def privacy_loss(x, sensitivity, s):
     domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 206 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 206 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -838,8 +838,8 @@ def rdp_epsilon(alpha, sensitivity, s):
     1 + 2**-40 to 1e6 and scales from 1e-6 to 1e13 times the sensitivity.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 24 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 24 evaluations, edges and extreme values of the domains
+    included.
     """
     alpha = np.asarray(alpha, dtype=float)
     _require("alpha", alpha, "(1, oo)", 1.0, np.inf)
@@ -860,8 +860,8 @@ def kl_divergence(sensitivity, s):
     (relative tolerance 1e-13 per piece). Arrays broadcast.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 8 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 8 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     s = _checked("'s'", s, "(0, oo)", 0.0, np.inf)

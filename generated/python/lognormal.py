@@ -215,8 +215,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 88 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 88 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, sigma = _point(theta)
     _t0 = 1/sigma**2
@@ -236,8 +236,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 44 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 44 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -253,8 +253,8 @@ def gaussian_curvature(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 24 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 24 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, _ = _point(theta)
     curvature = np.empty(mu.shape)
@@ -299,8 +299,8 @@ def rao_distance(theta1, theta2):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 140 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 140 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:

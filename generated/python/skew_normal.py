@@ -199,8 +199,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-12 at 22 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-10).
+    relative error within 1e-10 at 22 evaluations, edges and extreme values of the domains
+    included.
     """
     (a,) = _point(theta)
     fisher = np.empty(a.shape + (1, 1))
@@ -218,8 +218,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-12 at 22 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-10).
+    relative error within 1e-10 at 22 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)

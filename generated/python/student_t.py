@@ -222,8 +222,8 @@ def fisher_information(theta, *, nu):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 90 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 90 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, s, nu = _point(theta, nu)
     _t0 = 1/(s**2*(nu + 3))
@@ -245,8 +245,8 @@ def line_element(theta, dtheta, *, nu):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 45 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 45 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta, nu=nu)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -262,8 +262,8 @@ def gaussian_curvature(theta, *, nu):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 25 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 25 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, _, nu = _point(theta, nu)
     curvature = np.empty(mu.shape)
@@ -310,8 +310,8 @@ def rao_distance(theta1, theta2, *, nu):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 175 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 175 evaluations, edges and extreme values of the domains
+    included.
     """
     _first, _second, _shape = _point_pair(theta1, theta2)
     if not _shape:
@@ -483,8 +483,8 @@ def rao_dp_theta(sensitivity, s, *, nu):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 30 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 30 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     s = _checked("'s'", s, "(0, oo)", 0.0, np.inf)
@@ -501,8 +501,8 @@ def rao_dp_scale(sensitivity, theta, *, nu):
     Arrays broadcast; raises ValueError for a value outside its domain or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 462 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 462 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = np.asarray(sensitivity, dtype=float)
     _require("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
@@ -535,8 +535,8 @@ def log_output_density(x, sensitivity, s, *, nu):
     Arrays broadcast; raises ValueError for a value outside its domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 212 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 212 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -559,8 +559,8 @@ def privacy_loss(x, sensitivity, s, *, nu):
     domain or the support, or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 202 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 202 evaluations, edges and extreme values of the domains
+    included.
     """
     x = np.asarray(x, dtype=float)
     _require("x", x, "(-oo, oo)", -np.inf, np.inf, closed=(False, False), integer=False)
@@ -857,8 +857,8 @@ def rdp_epsilon(alpha, sensitivity, s, *, nu):
     1 + 2**-40 to 1e6 and scales from 1e-6 to 1e13 times the sensitivity.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 24 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 24 evaluations, edges and extreme values of the domains
+    included.
     """
     alpha = np.asarray(alpha, dtype=float)
     _require("alpha", alpha, "(1, oo)", 1.0, np.inf)
@@ -881,8 +881,8 @@ def kl_divergence(sensitivity, s, *, nu):
     (relative tolerance 1e-13 per piece). Arrays broadcast.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 8 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 8 evaluations, edges and extreme values of the domains
+    included.
     """
     sensitivity = _checked("sensitivity", sensitivity, "(0, oo)", 0.0, np.inf)
     s = _checked("'s'", s, "(0, oo)", 0.0, np.inf)

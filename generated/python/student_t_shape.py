@@ -374,8 +374,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 310 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 310 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, s, nu = _point(theta)
     # Overflow, underflow and nan in the float formulas are recomputed (_recompute_where).
@@ -417,8 +417,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 62 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 62 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)

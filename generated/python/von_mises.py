@@ -306,8 +306,8 @@ def fisher_information(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 88 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 88 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, kappa = _point(theta)
     # Overflow, underflow and nan in the float formulas are recomputed (_recompute_where).
@@ -336,8 +336,8 @@ def line_element(theta, dtheta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-15 at 44 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-14).
+    relative error within 1e-14 at 44 evaluations, edges and extreme values of the domains
+    included.
     """
     fisher = fisher_information(theta)
     dtheta = _coordinate_array("dtheta", dtheta)
@@ -358,8 +358,8 @@ def gaussian_curvature(theta):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-14 at 24 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-12).
+    relative error within 1e-12 at 24 evaluations, edges and extreme values of the domains
+    included.
     """
     mu, kappa = _point(theta)
     # Overflow, underflow and nan in the float formulas are recomputed (_recompute_where).
@@ -848,8 +848,8 @@ def rao_distance(theta1, theta2):
     Raises ValueError, naming the parameter and its domain, for a value outside it or nan.
 
     Float accuracy (raosym's emitted-code gate, against mpmath at the same float inputs):
-    relative error below 1e-12 at 20 evaluations, edges and extreme values of the domains
-    included (tolerance 1e-10).
+    relative error within 1e-10 at 20 evaluations, edges and extreme values of the domains
+    included.
     """
     _shape = _point_pair(theta1, theta2)[2]
     theta1, theta2 = _representatives(theta1, theta2)

@@ -462,16 +462,41 @@ def _merged_step(opening: dict, step: dict) -> dict:
 def _continued_step(earlier: dict, step: dict) -> dict:
     """One step from a computation and the step that continues its chain of equalities:
     the claims joined by "then", and the justifications in the order the engine took them,
-    the later one introduced as that of the next equality (or equalities) of the display."""
+    each introduced by the equalities of the display it justifies ("The first equality: …
+    The second and third equalities: …")."""
     lemmas = list(dict.fromkeys(earlier["lemmas"] + step["lemmas"]))
     claim = earlier["claim"].rstrip(".:") + "; then " + _lowered(step["claim"])
-    added = sum(row.lstrip().startswith("&=") for row in step["rows"])
-    justification = (earlier["justification"] + (" Next equality: " if added < 2 else
-                                                 " Next equalities: ")
-                     + step["justification"])
+    before = earlier.get("equalities", _equalities(earlier["rows"]))
+    added = _equalities(step["rows"])
+    justification = earlier["justification"]
+    if "equalities" not in earlier:  # the first continuation labels the earlier part too
+        justification = f"{_which_equalities(1, before)}: {justification}"
+    justification += (f" {_which_equalities(before + 1, before + added)}: "
+                      + step["justification"])
     return {**earlier, "claim": claim, "rows": earlier["rows"] + step["rows"],
             "justification": justification, "lemma": "", "lemmas": lemmas,
-            "merge": False}
+            "merge": False, "equalities": before + added}
+
+
+_ORDINALS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth",
+             "ninth", "tenth", "eleventh", "twelfth")
+
+
+def _equalities(rows: list[str]) -> int:
+    """The equalities a display's rows state (one per ``&=``), at least one."""
+    return max(1, sum(row.count("&=") for row in rows))
+
+
+def _which_equalities(first: int, last: int) -> str:
+    """The equalities ``first`` to ``last`` (counted from 1) of a display, as the subject of
+    a sentence: "The first equality", "The second and third equalities", "The second to fifth
+    equalities" ("Equalities 2 to 14" past the ordinals written out)."""
+    if last > len(_ORDINALS):
+        return f"Equalities {first} to {last}" if first < last else f"Equality {first}"
+    names = _ORDINALS[first - 1], _ORDINALS[last - 1]
+    if first == last:
+        return f"The {names[0]} equality"
+    return f"The {names[0]} {'and' if last == first + 1 else 'to'} {names[1]} equalities"
 
 
 def _lowered(text: str) -> str:
