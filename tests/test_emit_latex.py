@@ -302,6 +302,28 @@ def test_every_fisher_proof_ends_at_the_value_it_states(catalog, generated_tree)
                 assert (shown if len(shown) < 150 else printer.doprint(product.args[0])) in text
 
 
+def test_euler_integrals_show_their_gamma_values_before_the_value(catalog, generated_tree):
+    """Evaluating Euler's Gamma integrals is not done silently either: the display writes the
+    sum of the terms' Gamma values (Laplace's g_bb: Γ(1) - 2Γ(2) + Γ(3)) and then the value,
+    and the two are SymPy-equal."""
+    import sympy
+
+    shown = 0
+    for name in FAMILIES:
+        family = verified(catalog, name)
+        printer = family_printers(family)[0]
+        text = (generated_tree / "latex" / f"{name}.tex").read_text()
+        for entry in family.derivation.entries:
+            for step in entry.steps:
+                if not step.claim.startswith("Evaluate the Euler integrals") or not step.chain:
+                    continue
+                (values,) = step.chain
+                assert values.has(sympy.gamma) and _equal(values.doit(), step.rhs), (name, step)
+                assert printer.doprint(values) in text, name
+                shown += 1
+    assert shown >= 5
+
+
 def _equal(first, second) -> bool:
     """SymPy-equal: the difference simplifies to 0 (Gamma functions combined first), or, where
     simplify cannot show it, vanishes to 40 digits at three points with each symbol at a

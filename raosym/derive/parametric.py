@@ -163,6 +163,9 @@ class _Euler:
     substitution: str
     identity: str
     conditions: tuple[sympy.Expr, ...]  # must be positive at epsilon = 0
+    #: The value as the sum of the Gamma values of its terms, unevaluated (``Γ(3) - 2 Γ(2)
+    #: + Γ(1)``), for the proof's line before the simplified value; None where not written.
+    gamma_values: sympy.Expr | None = None
 
 
 def _gamma_base(terms: list[_Term], t, lower, upper) -> _Euler:
@@ -177,18 +180,19 @@ def _gamma_base(terms: list[_Term], t, lower, upper) -> _Euler:
         raise _NotMine
     u = sympy.Dummy("u", positive=True)
     scale = sympy.Abs(p) if p.is_positive is None else abs(p)
-    value, substituted, conditions = sympy.S.Zero, sympy.S.Zero, []
+    value, substituted, gamma_values, conditions = sympy.S.Zero, sympy.S.Zero, sympy.S.Zero, []
     for term in terms:
         s = (term.power + 1) / p
         constant = term.coefficient / (scale * b**s)
         value += constant * sympy.gamma(s)
+        gamma_values += constant * sympy.gamma(s, evaluate=False)
         substituted += constant * u ** (s - 1) * sympy.exp(-u)
         conditions.append(s)
     # No substitution when the kernel is exp(-t) already (t then plays the part of u).
     return _Euler(value, sympy.Integral(substituted, (u, 0, sympy.oo)),
                   "" if b * t**p == t else f"u = {sympy.sstr(b * t**p)}",
                   "Euler's Gamma integral: Integral(u**(s - 1)*exp(-u), (u, 0, oo)) = gamma(s) "
-                  "for s > 0", tuple(conditions))
+                  "for s > 0", tuple(conditions), gamma_values)
 
 
 def _power_law(exponent: sympy.Expr, t) -> tuple[sympy.Expr, sympy.Expr]:
@@ -273,7 +277,8 @@ def close_by_euler_integrals(integrand: sympy.Expr, t: sympy.Symbol, lower, uppe
     value, steps, conditions = closed
     back = {positive: t}
     return value, tuple(ProofStep(s.claim, None if s.lhs is None else s.lhs.xreplace(back),
-                                  s.rhs.xreplace(back), s.justification, s.strategy)
+                                  s.rhs.xreplace(back), s.justification, s.strategy,
+                                  chain=tuple(side.xreplace(back) for side in s.chain))
                         for s in steps), conditions
 
 
@@ -339,6 +344,13 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
         substituted_form,
         ("the substitution is a smooth monotone bijection onto the new range; then "
          if substitutions else "") + f"{identities}; {termwise}", STRATEGY))
+    # Without logarithms each term is a Gamma value: the sum of those values is shown before
+    # the simplified one (the Gamma recurrence is what combines them).
+    shown = ()
+    if not epsilon and all(euler.gamma_values is not None for euler in base_steps):
+        gamma_values = sympy.Add(*(euler.gamma_values for euler in base_steps))
+        if sympy.sstr(gamma_values) != sympy.sstr(value):
+            shown = (gamma_values,)
     steps.append(ProofStep(
         "Evaluate the Euler integrals" + (" and differentiate at epsilon = 0." if epsilon
                                           else "."),
@@ -349,7 +361,7 @@ def _close_terms(integrand, terms, t, lower, upper) -> Closed | None:
                          if substitutions else "each term is Euler's Gamma integral "
                          "`Integral(u**(z - 1)*exp(-u), (u, 0, oo)) = gamma(z)` at its "
                          "exponent") + ", with gamma(1) = 1 and gamma(z + 1) = z gamma(z)",
-        STRATEGY))
+        STRATEGY, chain=shown))
     return value, tuple(steps), tuple(dict.fromkeys(failing))
 
 
