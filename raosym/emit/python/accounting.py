@@ -258,12 +258,12 @@ def accounting_context(verified: Verified) -> dict | None:
             # A linear curve is alpha*rho (derived, with its proof step): rho of the single
             # numbers, then one product with the orders.
             "linear": None if curve.rho is None else _scalar_function(curve.rho, rename),
-            **_function(printed, rename, scalars),
+            **_function(printed, rename, scalars, name="rdp_epsilon"),
         }
         context["kl"] = {
             "textbook": sympy.sstr(curve.kl.xreplace(rename)),
             **_function(curve.kl_stable if curve.kl_stable is not None else curve.kl, rename,
-                        scalars),
+                        scalars, name="kl_divergence"),
         }
     if not curve.closed:
         context["numeric"] = context["outputs"]
@@ -390,10 +390,56 @@ def _domains(spec, mechanism) -> dict:
     return found
 
 
-def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
+def _function(expr: sympy.Expr, rename: dict, scalars: set, name: str | None = None) -> dict:
     """Assignments (CSE) and the result of one printed expression, and the helpers used
-    (the printer's stable forms applied first, as for the geometry)."""
+    (the printer's stable forms applied first, as for the geometry).
+
+    With a ``name`` (the public function's), an expression that is a Piecewise of two forms
+    is also split (``pieces``): its condition printed alone, and each form as the body of a
+    function ``_NAME_first`` / ``_NAME_otherwise`` that the template calls through
+    ``_on_subsets`` on the points where that form is selected only."""
     expr = _float_forms(expr).xreplace(rename)
+    printed, reduced, printer, lines = _printed(expr, scalars)
+    printed["pieces"] = None
+    if name is not None and _two_forms(reduced):
+        # One CSE for the whole Piecewise (the same printed operations, so the same values,
+        # as np.where of the two forms); each part then takes the assignments it needs.
+        (first, condition), (otherwise, _) = reduced.args
+        printed["pieces"] = {
+            "condition": _part(condition, lines, printer),
+            "forms": [(f"_{name}_first", _part(first, lines, printer)),
+                      (f"_{name}_otherwise", _part(otherwise, lines, printer))],
+            # Every argument the forms may use, in a fixed order (the public function's
+            # locals of the same names).
+            "arguments": ", ".join(sorted(str(s) for s in expr.free_symbols)),
+            "public": name,
+        }
+        printed["helpers"] = sorted({*printed["helpers"], "on_subsets"})
+    return printed
+
+
+def _two_forms(expr: sympy.Expr) -> bool:
+    """Whether ``expr`` is a Piecewise of two forms, the last unconditional (the stable
+    curve's only shape)."""
+    return (isinstance(expr, sympy.Piecewise) and len(expr.args) == 2
+            and expr.args[1].cond is sympy.true)
+
+
+def _part(expr: sympy.Expr, lines: list, printer) -> dict:
+    """The assignments among ``lines`` that ``expr`` needs (directly or through another), in
+    their order, and ``expr`` printed."""
+    needed, kept = set(expr.free_symbols), []
+    for targets, code, depends, text in reversed(lines):
+        if needed & targets:
+            kept.append((text, code))
+            needed |= depends
+    return {"assignments": kept[::-1], "code": printer.doprint(expr)}
+
+
+def _printed(expr: sympy.Expr, scalars: set) -> tuple:
+    """_function's printing of an expression already in its float forms: the printed dict,
+    CSE's reduced expression, the printer, and each assignment as (the symbols it assigns,
+    code, the symbols it uses, the assigned names as printed)."""
     named, batches = _batched_calls(expr)
     arguments = [argument for _, _, batch in batches for argument in batch]
     replacements, (reduced, *arguments) = sympy.cse(
@@ -410,19 +456,23 @@ def _function(expr: sympy.Expr, rename: dict, scalars: set) -> dict:
         needs_batch = bool(value.free_symbols & later)
         if needs_batch:
             later.add(symbol)
-        (after if needs_batch else before).append((str(symbol), printer.doprint(value)))
+        (after if needs_batch else before).append(
+            ({symbol}, printer.doprint(value), value.free_symbols, str(symbol)))
     batch_lines = []
     for names, function, batch in batches:
         printer.helpers |= {"expm1mx", function.__name__}
         batch_arguments, arguments = arguments[:len(batch)], arguments[len(batch):]
-        batch_lines.append((", ".join(str(name) for name in names),
-                            f"_expm1mx_batch(_{function.__name__}, "
-                            + ", ".join(printer.doprint(a) for a in batch_arguments) + ")"))
+        batch_lines.append((set(names), f"_expm1mx_batch(_{function.__name__}, "
+                            + ", ".join(printer.doprint(a) for a in batch_arguments) + ")",
+                            set().union(*(a.free_symbols for a in batch_arguments)),
+                            ", ".join(str(name) for name in names)))
     code = printer.doprint(reduced)
     if "# Not supported" in code:
         raise EmitError(f"cannot print {expr}")
-    return {"assignments": before + batch_lines + after, "code": code,
-            "helpers": sorted(printer.helpers), "piecewise": expr.has(sympy.Piecewise)}
+    lines = before + batch_lines + after
+    assignments = [(text, code) for _, code, _, text in lines]
+    return ({"assignments": assignments, "code": code, "helpers": sorted(printer.helpers),
+             "piecewise": expr.has(sympy.Piecewise)}, reduced, printer, lines)
 
 
 def _float_forms(expr: sympy.Expr) -> sympy.Expr:
