@@ -324,8 +324,8 @@ def adversarial_values(domain, *, extreme: bool = False) -> list[float]:
 def build_probes(verified) -> list[Probe]:
     """Every probe of a family's module (see the module docstring)."""
     derivation = verified.derivation
-    probes = _fisher_probes(derivation)
-    probes += _line_element_probes(derivation)
+    metrics = _reference_metrics(derivation)
+    probes = _fisher_probes(derivation, metrics) + _line_element_probes(derivation, metrics)
     if derivation.geometry.gaussian_curvature is not None:
         probes += _curvature_probes(derivation)
     if derivation.distance is not None:
@@ -485,16 +485,29 @@ def _refusable(derivation) -> bool:
     return _summed(derivation) and support.discrete and not support.upper.is_finite
 
 
-def _fisher_probes(derivation) -> list[Probe]:
-    spec, fisher = derivation.spec, derivation.fisher
-    k = fisher.rows
+def _reference_metrics(derivation) -> list[tuple[dict, list[list]]]:
+    """``(point, g)`` at each Fisher probe point where every entry has a reference: the
+    ``k x k`` reference values, each entry computed once (``g_ji`` is ``g_ij``) and shared
+    by the Fisher and line-element probes. A numeric entry's reference is an mpmath
+    quadrature of seconds: computed for each probe and each triangle it was most of the gate's
+    time for such a family."""
+    k = derivation.fisher.rows
     entries = fisher_references(derivation)
+    found = []
+    for point in _fisher_points(derivation):
+        upper = {(i, j): entries[i][j](point) for i in range(k) for j in range(i, k)}
+        if any(value is None for value in upper.values()):
+            continue
+        found.append((point, [[upper[min(i, j), max(i, j)] for j in range(k)]
+                              for i in range(k)]))
+    return found
+
+
+def _fisher_probes(derivation, metrics) -> list[Probe]:
+    spec, k = derivation.spec, derivation.fisher.rows
     tolerance, refusable = _fisher_tolerance(derivation), _refusable(derivation)
     probes = []
-    for point in _fisher_points(derivation):
-        values = [[entries[i][j](point) for j in range(k)] for i in range(k)]
-        if any(v is None for row in values for v in row):
-            continue
+    for point, values in metrics:
         scales = [mpmath.sqrt(abs(values[i][i] * values[j][j])) or abs(values[i][j])
                   for i in range(k) for j in range(k)]
         probes.append(Probe("fisher_information", (_coordinates(spec, point),),
@@ -504,17 +517,13 @@ def _fisher_probes(derivation) -> list[Probe]:
     return probes
 
 
-def _line_element_probes(derivation) -> list[Probe]:
+def _line_element_probes(derivation, metrics) -> list[Probe]:
     """ds^2 for the displacement (1, ..., 1), measured against the sum of |g_ij|."""
-    spec, fisher = derivation.spec, derivation.fisher
-    k = fisher.rows
-    entries = [reference for row in fisher_references(derivation) for reference in row]
+    spec, k = derivation.spec, derivation.fisher.rows
     tolerance, refusable = _fisher_tolerance(derivation), _refusable(derivation)
     probes = []
-    for point in _fisher_points(derivation):
-        values = [entry(point) for entry in entries]
-        if any(v is None for v in values):
-            continue
+    for point, metric in metrics:
+        values = [value for row in metric for value in row]
         with mpmath.workdps(REFERENCE_DIGITS):
             total, scale = mpmath.fsum(values), mpmath.fsum(abs(v) for v in values)
         probes.append(Probe("line_element", (_coordinates(spec, point), [1.0] * k),
