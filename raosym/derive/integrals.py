@@ -50,7 +50,11 @@ def tidy(expr: sympy.Expr) -> sympy.Expr:
     tidied = sympy.powsimp(sympy.gammasimp(sympy.factor_terms(sympy.cancel(expr))))
     # expand_func turns gamma(z + 1)/gamma(z) into z, which gammasimp misses when z has a
     # symbolic half-integer offset (Student-t); keep the shortest candidate.
-    candidates = [tidied, sympy.simplify(tidied), sympy.simplify(sympy.expand_func(tidied)),
+    # (simplify of the expanded form only when expanding changed something: the same call
+    # again would give the same candidate, and simplify is most of a derivation's time.)
+    expanded = sympy.expand_func(tidied)
+    candidates = [tidied, simplified := sympy.simplify(tidied),
+                  simplified if expanded == tidied else sympy.simplify(expanded),
                   sympy.factor(tidied)]
     if tidied.has(sympy.polygamma):
         # polygamma(0, 2 + 1/N) and polygamma(0, 1/N) in one result: shifted to one argument,
