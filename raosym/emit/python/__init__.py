@@ -97,7 +97,7 @@ def with_local_scipy_imports(source: str) -> str:
 
 
 def with_accuracy(source: str, accuracy: dict) -> str:
-    """``source`` with each function's measured float accuracy (an :class:`Accuracy` of the
+    """``source`` with the float accuracy each function met (an :class:`Accuracy` of the
     emitted-code gate) as the last paragraph of its docstring.
 
     The gate measures the rendered module, so the figures are added to its text afterwards;
