@@ -21,6 +21,9 @@ sigma, b, s, N, nu, lam, k, theta, a, kappa = sympy.symbols(
     "sigma b s N nu lam k theta a kappa", positive=True)
 p = sympy.Symbol("p", positive=True)
 n = sympy.Symbol("n", integer=True, positive=True)
+# The families of several variables (issue 12).
+p1, p2, s1, s2 = sympy.symbols("p1 p2 s1 s2", positive=True)
+rho = sympy.Symbol("rho", real=True)
 
 
 def diag(*entries):
@@ -63,6 +66,12 @@ EXPECTED = {
         [0, -2 / (s * (nu + 1) * (nu + 3)),
          (polygamma(1, nu / 2) - polygamma(1, (nu + 1) / 2)) / 4
          - (nu + 5) / (2 * nu * (nu + 1) * (nu + 3))]]),
+    # The categorical in its free coordinates: δ_ij/p_i + 1/p_3 with p_3 = 1 - p1 - p2.
+    "categorical3": sympy.Matrix([[1 / p1 + 1 / (1 - p1 - p2), 1 / (1 - p1 - p2)],
+                                  [1 / (1 - p1 - p2), 1 / p2 + 1 / (1 - p1 - p2)]]),
+    # The normal family with fixed covariance: the inverse covariance.
+    "normal2_fixed": sympy.Matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]]).inv(),
+    "gaussian_vector3": sympy.eye(3) / sigma**2,
 }
 #: Families whose entries no rung closes: certified numerically (tests/test_new_families.py).
 NUMERIC_FAMILIES = {"skew_normal"}
@@ -71,7 +80,7 @@ NUMERIC_FAMILIES = {"skew_normal"}
 def _by_name(matrix):
     """Rename the derived matrix's symbols onto the ones above (assumptions may differ)."""
     names = {symbol.name: symbol for symbol in (mu, sigma, b, s, N, nu, lam, k, theta, a, p, n,
-                                                 kappa)}
+                                                 kappa, p1, p2, s1, s2, rho)}
     return matrix.xreplace({sym: names[sym.name] for sym in matrix.free_symbols})
 
 

@@ -122,6 +122,30 @@ def _gumbel():
     return sheared_half_plane(mpmath.mpf(1), euler - 1, (1 - euler) ** 2 + mpmath.pi**2 / 6)
 
 
+def _mahalanobis(p, q, constants):
+    """√(Δᵀ Σ⁻¹ Δ) of the bivariate normal with fixed covariance (s1, s2, rho)."""
+    s1, s2, rho = (mp(constants[name]) for name in ("s1", "s2", "rho"))
+    covariance = mpmath.matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]])
+    delta = mpmath.matrix([mp(a) - mp(b) for a, b in zip(p, q)])
+    return mpmath.sqrt((delta.T * covariance**-1 * delta)[0])
+
+
+def _isotropic(p, q, constants):
+    return mpmath.sqrt(mpmath.fsum((mp(a) - mp(b)) ** 2 for a, b in zip(p, q))) / mp(
+        constants["sigma"])
+
+
+def _round_sphere(p, q, constants):
+    """2 arccos Σ √(p_i q_i) over the three outcomes (p3 = 1 - p1 - p2), through the
+    well-conditioned 4 asin(‖√p - √q‖/2)."""
+    first, second = ([mp(v) for v in point] for point in (p, q))
+    first.append(1 - first[0] - first[1])
+    second.append(1 - second[0] - second[1])
+    chord = mpmath.sqrt(mpmath.fsum((mpmath.sqrt(a) - mpmath.sqrt(b)) ** 2
+                                    for a, b in zip(first, second)))
+    return 4 * mpmath.asin(chord / 2)
+
+
 REFERENCES = {
     "gaussian": (half_plane(constant(lambda k: 1), constant(lambda k: 2)), {}),
     "lognormal": (half_plane(constant(lambda k: 1), constant(lambda k: 2)), {}),
@@ -144,6 +168,9 @@ REFERENCES = {
     "bernoulli": (one_coordinate(_bernoulli), {}),
     "binomial": (one_coordinate(_bernoulli), {"n": 7}),
     "geometric": (one_coordinate(_geometric), {}),
+    "normal2_fixed": (_mahalanobis, {"s1": 0.8, "s2": 2.5, "rho": 0.6}),
+    "gaussian_vector3": (_isotropic, {"sigma": 0.7}),
+    "categorical3": (_round_sphere, {}),
 }
 CLOSED_FAMILIES = sorted(REFERENCES)
 
@@ -191,6 +218,28 @@ def _probability_grid():
     return ordinary + near + far
 
 
+def _mean_grid(dimension):
+    def grid():
+        base = [tuple(1.3 * (i + 1) * (-1) ** i for i in range(dimension)),
+                tuple(1e4 + i for i in range(dimension))]
+        ordinary = [(tuple(0.3 * i for i in range(dimension)),
+                     tuple(-1.2 + i for i in range(dimension)))]
+        near = [(p, _moved(p, i, step)) for p in base for i in range(dimension)
+                for step in RELATIVE_STEPS]
+        far = [(tuple(-5e7 for _ in range(dimension)), tuple(5e7 * (i + 1)
+                                                          for i in range(dimension)))]
+        return ordinary + near + far
+    return grid
+
+
+def _simplex_grid():
+    base = [(0.2, 0.3), (1e-6, 0.5), (0.999, 5e-4), (1e-3, (1 - 1e-3) * (1 - 1e-9))]
+    ordinary = [((0.2, 0.3), (0.5, 0.1)), ((0.01, 0.01), (0.49, 0.5)),
+                ((1e-6, 1e-6), (0.5, 0.5 - 1e-6))]
+    near = [(p, _moved(p, i, -step)) for p in base for i in range(2) for step in RELATIVE_STEPS]
+    return ordinary + near
+
+
 def _moved(point, index, step):
     moved = list(point)
     moved[index] = point[index] * (1 + step)
@@ -206,6 +255,8 @@ GRIDS = {
     "exponential": _positive_grid, "poisson": _positive_grid,
     "bernoulli": _probability_grid, "binomial": _probability_grid,
     "geometric": _probability_grid,
+    "normal2_fixed": _mean_grid(2), "gaussian_vector3": _mean_grid(3),
+    "categorical3": _simplex_grid,
 }
 
 
@@ -278,6 +329,11 @@ def _random_point(name, draw):
         return (draw(st.floats(-1e6, 1e6)),)
     if grid is _positive_grid:
         return (draw(st.floats(1e-4, 1e6)),)
+    if grid is _simplex_grid:
+        first = draw(st.floats(1e-9, 1 - 1e-6))
+        return (first, (1 - first) * draw(st.floats(1e-9, 1 - 1e-9)))
+    if name in ("normal2_fixed", "gaussian_vector3"):
+        return tuple(draw(st.floats(-1e6, 1e6)) for _ in range(len(GRIDS[name]()[0][0])))
     return (draw(st.floats(1e-9, 1 - 1e-9)),)
 
 

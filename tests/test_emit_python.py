@@ -9,6 +9,7 @@ same floating-point inputs, including points far into each domain.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import importlib.util
 import math
 import subprocess
@@ -97,19 +98,43 @@ def _extremes(domain) -> list[float]:
     return [-1e8, 0.0, 1e8]
 
 
+def _at(domain, values: dict):
+    """The domain with ends in earlier coordinates (the categorical's p2 in (0, 1 - p1))
+    evaluated at their values."""
+    substitution = {symbol: sympy.Float(values[symbol.name], 30)
+                    for symbol in domain.lower.free_symbols | domain.upper.free_symbols}
+    if not substitution:
+        return domain
+    return dataclasses.replace(domain, lower=domain.lower.subs(substitution),
+                               upper=domain.upper.subs(substitution))
+
+
 def sample_points(spec, count: int, *, moderate: bool = False, extremes: bool = True):
-    """``count`` random points, then one per (parameter, extreme value) with the rest random."""
+    """``count`` random points, then one per (parameter, extreme value) with the rest random
+    (a coordinate whose domain depends on the moved one drawn again when it left it)."""
     rng = np.random.default_rng(sum(map(ord, spec.name)))
     parameters = spec.parameters
 
     def point():
-        return {p.name: _random_value(p.domain, rng, moderate) for p in parameters}
+        values = {}
+        for p in parameters:
+            values[p.name] = _random_value(_at(p.domain, values), rng, moderate)
+        return values
+
+    def inside(values):
+        for p in parameters:
+            domain = _at(p.domain, values)
+            if domain is not p.domain and not domain.contains(sympy.Float(values[p.name], 30)):
+                values[p.name] = _random_value(domain, rng, moderate)
+        return values
 
     points = [point() for _ in range(count)]
     if extremes:
         for parameter in parameters:
-            for value in _extremes(parameter.domain):
-                points.append(point() | {parameter.name: value})
+            for index in range(len(_extremes(_at(parameter.domain, points[0])))):
+                base = point()
+                value = _extremes(_at(parameter.domain, base))[index]
+                points.append(inside(base | {parameter.name: value}))
     return points
 
 

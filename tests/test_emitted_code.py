@@ -9,12 +9,13 @@ committed ones in generated/python (the drift test keeps them equal to a fresh r
 from __future__ import annotations
 
 import importlib.util
-import inspect
 import json
 import math
+import re
 import shutil
 import subprocess
 import sys
+from fractions import Fraction
 from pathlib import Path
 
 import mpmath
@@ -395,19 +396,46 @@ def test_a_logarithm_minus_its_argument_keeps_its_digits(tmp_path):
             assert relative(value, truth) <= 1e-15, (p, value, truth)  # a few ulp
 
 
-def _coordinate_samples(module, rng, count):
-    """Values in each coordinate's domain, as the module docstring states it ((0, 1), (0, oo)
-    or (-oo, oo)): ordinary ones, extremes (1e-300 ... 1e300) and near-equal pairs."""
+def _docstring_domains(module, heading: str) -> dict[str, str]:
+    """``{name: domain}`` of the parameters listed under ``heading`` in the module docstring."""
     domains = {}
-    for line in module.__doc__.split("Coordinates, in the order of theta")[1].splitlines()[1:]:
-        if not line.strip():
+    for line in module.__doc__.split(heading)[1].splitlines()[1:]:
+        if not line.strip() or line.strip() == "none":
             break
         name, _, domain = line.strip().partition(" in ")
         domains[name] = domain.split(" (declared")[0]
+    return domains
+
+
+def _constants(module) -> dict[str, float]:
+    """A value inside each constant's domain as the docstring states it: 3.0 on (0, oo) and
+    the whole line, else a point a third of the way into a bounded interval ((-1, 1))."""
+    values = {}
+    for name, domain in _docstring_domains(module, "Constants (keyword-only").items():
+        interval = domain.removeprefix("integers in ")
+        lower, upper = (float(Fraction(end)) if end.lstrip("-") != "oo"
+                        else math.copysign(math.inf, -1 if end.startswith("-") else 1)
+                        for end in interval[1:-1].split(", "))
+        values[name] = 3.0 if upper == math.inf else lower + (upper - lower) / 3
+    return values
+
+
+def _coordinate_samples(module, rng, count):
+    """Values in each coordinate's domain, as the module docstring states it ((0, 1), (0, oo)
+    or (-oo, oo), or a simplex's (0, 1 - p1 - ...)): ordinary ones, extremes (1e-300 ...
+    1e300) and near-equal pairs."""
+    domains = _docstring_domains(module, "Coordinates, in the order of theta")
     columns = []
     for name in module.COORDINATES:
         domain = domains[name]
-        if domain == "(0, 1)":
+        earlier = re.fullmatch(r"\(0, 1 - (.*)\)", domain)
+        if earlier:
+            # The rest of the simplex: a share of what the earlier coordinates leave.
+            left = 1 - sum(columns[module.COORDINATES.index(other)]
+                           for other in earlier.group(1).split(" - "))
+            shares = np.concatenate(([1e-12, 0.5, 1 - 1e-12], rng.uniform(0, 1, left.size)))
+            values = left * shares[:left.size]
+        elif domain == "(0, 1)":
             values = np.concatenate((rng.uniform(0, 1, count), [1e-300, 1e-12, 0.5, 1 - 1e-12]))
         else:
             values = np.concatenate((10.0 ** rng.uniform(-8, 8, count),
@@ -419,6 +447,20 @@ def _coordinate_samples(module, rng, count):
     return np.column_stack([c[:size] for c in columns])
 
 
+def _inside_simplex(module, points):
+    """The points with each coordinate on (0, 1 - earlier ones) moved inside it (a nudged
+    copy of a point at the simplex's edge can leave it)."""
+    domains = _docstring_domains(module, "Coordinates, in the order of theta")
+    points = points.copy()
+    for index, name in enumerate(module.COORDINATES):
+        earlier = re.fullmatch(r"\(0, 1 - (.*)\)", domains[name])
+        if earlier:
+            left = 1 - sum(points[:, module.COORDINATES.index(other)]
+                           for other in earlier.group(1).split(" - "))
+            points[:, index] = np.minimum(points[:, index], left * (1 - 1e-9))
+    return points
+
+
 @pytest.mark.parametrize("name", sorted(path.stem for path in GENERATED.glob("*.py")
                                         if "def _rao_distance_one" in path.read_text()))
 def test_one_pair_float_path_is_the_array_path(name):
@@ -427,13 +469,14 @@ def test_one_pair_float_path_is_the_array_path(name):
     is the same, to the last bit, as the same pair's in a batch, at ordinary, extreme and
     nearly equal pairs."""
     module = generated_cache(name)
-    constants = {c: 3.0 for c in module.CONSTANTS}
+    constants = _constants(module)
     rng = np.random.default_rng(15)
     first = _coordinate_samples(module, rng, 60)
     second = np.concatenate((_coordinate_samples(module, rng, 60)[: first.shape[0] // 2],
                              first[first.shape[0] // 2:] * (1 + 1e-9)))
     second = np.where(second >= 1, np.minimum(second, 1 - 1e-16), second) if any(
         "(0, 1)" in line for line in module.__doc__.splitlines()) else second
+    second = _inside_simplex(module, second)
     batch = module.rao_distance(first, second, **constants)
     taken = 0
     for index in range(first.shape[0]):
@@ -465,8 +508,8 @@ def test_closed_distance_of_no_pairs(name):
     empty array raises (cauchy, gaussian and a dozen others raised ValueError)."""
     module = generated_cache(name)
     k = len(module.COORDINATES)
-    constants = {p.name: 2.0 for p in inspect.signature(module.rao_distance).parameters.values()
-                 if p.kind == p.KEYWORD_ONLY}
+    constants = _constants(module)
     assert module.rao_distance(np.empty((0, k)), np.empty((0, k)), **constants).shape == (0,)
-    assert module.rao_distance(np.empty((0, 1, k)), np.full((3, k), 0.5),
+    # 1/(k + 1) in every coordinate lies inside each domain (the simplex's too).
+    assert module.rao_distance(np.empty((0, 1, k)), np.full((3, k), 1 / (k + 1)),
                                **constants).shape == (0, 3)

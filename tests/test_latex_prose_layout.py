@@ -15,6 +15,7 @@ import sympy
 
 from raosym.emit.latex.layout import (
     DISPLAY_WIDTH,
+    EQUATION_GAP,
     display_rows,
     side_by_side,
     visible_width,
@@ -90,16 +91,30 @@ def test_a_long_quotient_keeps_its_value(printer):
     assert rows[0].startswith(r"& \frac{1}{\nu^{2} + 1}")
 
 
+def _column_widths(rows: list[str]) -> list[float]:
+    """The width of each equation column of an align* (the widest entry of any row)."""
+    widths: list[float] = []
+    for row in rows:
+        for column, entry in enumerate(row.split(" & ")):
+            needed = visible_width(entry.replace("&", ""))
+            if column == len(widths):
+                widths.append(needed)
+            widths[column] = max(widths[column], needed)
+    return widths
+
+
 def test_short_equations_share_rows_and_long_ones_keep_theirs(printer):
-    """Side by side, the rows still hold every equation once, in order; a row never holds
-    more than fits, and an equation of several rows is not packed."""
+    """Side by side, the rows still hold every equation once, in order; an equation of
+    several rows is not packed; and the columns, which align* aligns across rows, fit the
+    line together (a long equation widens the first column of every row of its display)."""
     short = [display_rows(sympy.Symbol(f"T_{k}"), X**k, printer) for k in range(1, 8)]
     long = display_rows(sympy.Symbol("S"), _long_sum(), printer)
-    rows = side_by_side([*short[:4], long, *short[4:]])
-    assert 1 < len([r for r in rows if r.count("&=") > 1])
-    assert all(visible_width(r.replace("&", "")) <= DISPLAY_WIDTH + 6 for r in rows)
-    assert _flatten(rows) == _flatten([row for eq in (*short[:4], long, *short[4:])
-                                       for row in eq])
+    assert any(r.count("&=") > 1 for r in side_by_side(short))
+    for equations in (short, [*short[:4], long, *short[4:]]):
+        rows = side_by_side(equations)
+        widths = _column_widths(rows)
+        assert sum(widths) + EQUATION_GAP * (len(widths) - 1) <= DISPLAY_WIDTH
+        assert _flatten(rows) == _flatten([row for eq in equations for row in eq])
     assert rows[rows.index(long[0]):rows.index(long[0]) + len(long)] == long
 
 

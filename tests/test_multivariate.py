@@ -5,13 +5,15 @@ References are evaluated here with mpmath and nothing from raosym: the Dirichlet
 ``ψ₁(a_i) δ_ij − ψ₁(Σa)``, the categorical's ``δ_ij/p_i + 1/p_3`` in the free coordinates
 ``p1, p2``, the normal family with fixed covariance ``Σ⁻¹`` (and ``I/σ²`` for the vector
 Gaussian), the round-sphere distance ``2 arccos Σ √(p_i q_i)`` and the Mahalanobis distance
-``√(Δᵀ Σ⁻¹ Δ)``. The families live in ``tests/families/`` (they are not in the catalog: the
-backends do not emit families of several variables yet), and two more are written here into
-the test's temporary folder.
+``√(Δᵀ Σ⁻¹ Δ)``. The normal with fixed covariance and the vector Gaussian are in the catalog
+(``derivations/``; their generated modules are checked here against the same references at
+float inputs where the textbook formula loses digits), the Dirichlet and the categorical live
+in ``tests/families/``, and two more are written here into the test's temporary folder.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import random
 from pathlib import Path
 
@@ -22,7 +24,7 @@ import sympy
 from raosym.derive import derive
 from raosym.derive.distance import point_symbols
 from raosym.emit import render_files
-from raosym.errors import EmitError, SpecError
+from raosym.errors import SpecError
 from raosym.pipeline import load
 from raosym.spec import load_spec
 from raosym.spec.points import sample_points
@@ -33,10 +35,14 @@ from raosym.verify.checks import Check, _check, _not_reached, verify
 pytestmark = pytest.mark.xdist_group("test_multivariate")
 
 FAMILIES = Path(__file__).resolve().parent / "families"
+REPOSITORY = Path(__file__).resolve().parents[1]
+CATALOG = REPOSITORY / "derivations"
 
 
 def family(name: str) -> Path:
-    return FAMILIES / f"{name}.toml"
+    """The derivation file: the catalog's, or the one of tests/families."""
+    catalog = CATALOG / f"{name}.toml"
+    return catalog if catalog.exists() else FAMILIES / f"{name}.toml"
 
 
 def at(expr: sympy.Expr, values: dict) -> mpmath.mpf:
@@ -159,7 +165,7 @@ def test_a_support_in_a_coordinate_is_refused(tmp_path):
 
 
 def test_a_domain_may_not_use_a_later_coordinate(tmp_path):
-    text = (FAMILIES / "categorical3.toml").read_text().replace('p1 = "(0, 1)"',
+    text = family("categorical3").read_text().replace('p1 = "(0, 1)"',
                                                                 'p1 = "(0, 1 - p2)"')
     error = spec_error(tmp_path, text)
     assert error.message == ("a domain may not depend on other parameters (found 'p2'); its "
@@ -192,7 +198,7 @@ def test_a_density_that_does_not_integrate_to_one(tmp_path):
 
 
 def test_a_negative_density_is_refused(tmp_path):
-    path = write(tmp_path, (FAMILIES / "categorical3.toml").read_text().replace(
+    path = write(tmp_path, family("categorical3").read_text().replace(
         'density = "p1**x1', 'density = "(1 - 2*x2)*p1**x1'), "categorical3.toml")
     with pytest.raises(SpecError) as caught:
         load(path)
@@ -440,11 +446,119 @@ def test_a_density_free_of_a_variable_bounded_by_another(tmp_path):
     checks_pass(checks)
 
 
-def test_families_of_several_variables_are_not_emitted_yet(categorical):
-    verified = verify(categorical, count=1)
-    with pytest.raises(EmitError) as caught:
-        render_files(verified)
-    assert "not emit such families yet" in str(caught.value)
+def generated_module(name: str):
+    """The committed generated module of a catalog family (``generated/python``)."""
+    path = REPOSITORY / "generated" / "python" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"multivariate_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def inverse_covariance(s1, s2, rho) -> mpmath.matrix:
+    """Σ⁻¹ of the bivariate normal, in mpmath at the float inputs."""
+    s1, s2, rho = (mpmath.mpf(v) for v in (s1, s2, rho))
+    covariance = mpmath.matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]])
+    return covariance**-1
+
+
+@pytest.mark.parametrize("rho", [0.3, -0.7, 1 - 2.0**-40, -1 + 1e-12, 5e-324])
+def test_generated_normal_fixed_covariance_fisher_is_the_inverse_covariance(rho):
+    """Near rho = ±1 the textbook 1/(1 - rho**2) loses its digits in floats; the module keeps
+    them (the emitted form (1 - rho)(1 + rho))."""
+    module = generated_module("normal2_fixed")
+    s1, s2 = 1.7, 0.004
+    got = module.fisher_information([0.3, -2.0], s1=s1, s2=s2, rho=rho)
+    reference = inverse_covariance(s1, s2, rho)
+    for i in range(2):
+        for j in range(2):
+            if reference[i, j] == 0:
+                assert got[i, j] == 0
+            else:
+                # A subnormal entry (rho = 5e-324) carries its absolute spacing, 5e-324.
+                tolerance = max(4e-16 * abs(reference[i, j]), 2 * 5e-324)
+                assert abs(got[i, j] - reference[i, j]) <= tolerance, (i, j)
+
+
+@pytest.mark.parametrize("delta", [(1.0, -2.0), (1e-9, 3e-10), (1e150, -1e150)])
+def test_generated_normal_fixed_covariance_distance_is_mahalanobis(delta):
+    module = generated_module("normal2_fixed")
+    s1, s2, rho = 0.8, 2.5, 0.6
+    first = [0.25, -1.5]
+    second = [first[0] + delta[0], first[1] + delta[1]]
+    got = float(module.rao_distance(first, second, s1=s1, s2=s2, rho=rho))
+    difference = mpmath.matrix([mpmath.mpf(a) - mpmath.mpf(b) for a, b in zip(first, second)])
+    reference = mpmath.sqrt((difference.T * inverse_covariance(s1, s2, rho) * difference)[0])
+    assert abs(got - reference) <= 1e-15 * reference
+
+
+def test_generated_vector_gaussian_is_identity_over_sigma_squared_on_arrays():
+    module = generated_module("gaussian_vector3")
+    rng = random.Random(3)
+    theta = [[rng.uniform(-5, 5) for _ in range(3)] for _ in range(4)]
+    sigma = 1e-150
+    got = module.fisher_information(theta, sigma=sigma)
+    assert got.shape == (4, 3, 3)
+    for point in got:
+        for i in range(3):
+            for j in range(3):
+                expected = mpmath.mpf(1) / mpmath.mpf(sigma) ** 2 if i == j else 0
+                assert abs(point[i, j] - expected) <= 2.3e-16 * abs(expected)
+    one, two = theta[0], [v + 1e-12 * (k + 1) for k, v in enumerate(theta[0])]
+    distance = float(module.rao_distance(one, two, sigma=2.0))
+    reference = mpmath.sqrt(mpmath.fsum((mpmath.mpf(a) - mpmath.mpf(b)) ** 2
+                                        for a, b in zip(one, two))) / 2
+    assert abs(distance - reference) <= 1e-15 * reference
+
+
+def test_a_domain_that_uses_an_earlier_coordinate_is_checked_pointwise():
+    """The categorical's p2 in (0, 1 - p1): the module refuses a point outside the simplex,
+    naming the coordinate, its domain and the bound there, on both paths."""
+    module = generated_module("categorical3")
+    assert module.fisher_information([[0.2, 0.3], [0.5, 0.25]]).shape == (2, 2, 2)
+    with pytest.raises(ValueError, match=r"coordinate 'p2' must lie in \(0, 1 - p1\); got "
+                                         r"0\.5 where the bounds are 0\.5"):
+        module.fisher_information([[0.2, 0.3], [0.5, 0.5]])
+    with pytest.raises(ValueError, match="coordinate 'p2' of theta2"):
+        module.rao_distance([0.6, 0.3], [0.7, 0.35])
+
+
+def categorical_fisher(p1, p2) -> list[list[mpmath.mpf]]:
+    """δ_ij/p_i + 1/p3 in the free coordinates, p3 = 1 - p1 - p2, in mpmath at the floats."""
+    p = [mpmath.mpf(p1), mpmath.mpf(p2)]
+    last = 1 - p[0] - p[1]
+    return [[(1 / p[i] if i == j else 0) + 1 / last for j in range(2)] for i in range(2)]
+
+
+@pytest.mark.parametrize("point", [(0.25, 0.5), (1e-3, (1 - 1e-3) * (1 - 1e-12)),
+                                   (0.999, 0.0005929676220007574), (0.5 - 1e-9, 0.5 - 1e-9),
+                                   (1e-300, 0.75)])
+def test_generated_categorical_fisher_keeps_its_digits_at_the_simplex_edge(point):
+    """Near p1 + p2 = 1 the textbook 1/(1 - p1 - p2) from floats loses every digit (1e-3 +
+    0.999(1 - 1e-12)); the module sums p1 + p2 exactly first."""
+    module = generated_module("categorical3")
+    got = module.fisher_information(list(point))
+    reference = categorical_fisher(*point)
+    for i in range(2):
+        for j in range(2):
+            assert abs(got[i, j] - reference[i][j]) <= 1e-15 * abs(reference[i][j]), (i, j)
+
+
+def test_generated_categorical_distance_is_the_round_sphere():
+    module = generated_module("categorical3")
+    rng = random.Random(5)
+    for _ in range(20):
+        first = sorted(rng.random() for _ in range(2))
+        second = sorted(rng.random() for _ in range(2))
+        one = [first[0], first[1] - first[0]]
+        two = [second[0], second[1] - second[0]]
+        got = float(module.rao_distance(one, two))
+        probabilities = [[mpmath.mpf(v) for v in (*p, 0)] for p in (one, two)]
+        for p in probabilities:
+            p[2] = 1 - p[0] - p[1]
+        reference = 2 * mpmath.acos(mpmath.fsum(mpmath.sqrt(a * b)
+                                                for a, b in zip(*probabilities)))
+        assert abs(got - reference) <= 1e-14 * reference
 
 
 def test_point_names_follow_the_coordinates(categorical):

@@ -198,7 +198,8 @@ def _constant_metric(problem: _Problem) -> RaoDistance:
         rotated = lower.T * delta
         textbook = sympy.sqrt(sum(tidy(diagonal[i, i]) * rotated[i] ** 2
                                   for i in range(len(coordinates))))
-        identity = "dthetaᵀ g dtheta = sum_i D_i ((Lᵀ dtheta)_i)^2 with g = L D Lᵀ"
+        identity = ("with g = L D Lᵀ (L unit lower triangular, D diagonal), dthetaᵀ g dtheta is "
+                    "the sum over i of D_i times the square of the i-th component of Lᵀ dtheta")
     steps = [
         ProofStep("The metric does not depend on the coordinates: the manifold is flat and the "
                   "straight line is the geodesic.", sympy.Symbol("g"), sympy.ImmutableMatrix(metric),

@@ -158,8 +158,10 @@ def sphere_distance(spec: FamilySpec) -> RaoDistance | None:
         ProofStep(
             "On a finite set of outcomes the Fisher metric is that of the round sphere of "
             "radius 2.", sympy.Symbol("g_ij"), sphere_metric,
-            "`E[s_i s_j] = Σ_x ∂_i f ∂_j f / f = 4 Σ_x ∂_i √f ∂_j √f`: the map θ ↦ (2√f(x; θ))_x "
-            f"is an isometry onto an open part of the sphere of radius 2 in R^{len(points)}; "
+            "`E[s_i s_j] = Σ_x ∂_i f ∂_j f / f = 4 Σ_x ∂_i √f ∂_j √f`: the map that takes θ to "
+            "the vector of twice the square roots of the outcomes' probabilities is an "
+            f"isometry onto an open part of the sphere of radius 2 in the space of dimension "
+            f"{len(points)}; "
             f"with {len(spec.coordinates)} coordinates for {len(points)} outcomes that part is "
             "open in the positive orthant, which contains the great-circle arc between any two "
             "of its points", "distance"),

@@ -37,9 +37,6 @@ def render_files(verified: Verified) -> dict[str, str]:
     if not isinstance(verified, Verified):
         raise TypeError(f"emit accepts only Verified results (a derivation that passed "
                         f"raosym.verify), not {type(verified).__name__}")
-    if verified.derivation.spec.multivariate:
-        raise EmitError("a family of several variables is derived and verified, but the "
-                        "backends do not emit such families yet (issue 12)")
     files: dict[str, str] = {}
     for backend in BACKENDS:
         try:

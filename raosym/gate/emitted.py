@@ -40,7 +40,7 @@ import sympy
 from raosym.derive.children import ending_with_this_process
 from raosym.emit.python.numeric import numerically_evaluated
 from raosym.errors import EmitError
-from raosym.spec.points import distance_pairs, nearest_representative, sample_points
+from raosym.spec.points import distance_pairs, domain_at, nearest_representative, sample_points
 from raosym.verify.evaluate import VerificationPrinter
 
 RUNNER = Path(__file__).resolve().parent / "runner.py"
@@ -349,9 +349,21 @@ def float_points(spec) -> list[dict]:
     points = [{s: as_float(v) for s, v in point.items()} for point in verification]
     base = points[0]
     for parameter in spec.parameters:
-        for value in adversarial_values(parameter.domain):
-            points.append({**base, parameter.symbol: value})
+        for value in adversarial_values(domain_at(parameter.domain, base)):
+            points.append(_within_dependent_domains(spec, {**base, parameter.symbol: value}))
     return _unique(points)
+
+
+def _within_dependent_domains(spec, point: dict) -> dict:
+    """The point with each coordinate whose domain uses earlier ones (``p2 in (0, 1 - p1)``)
+    and no longer contains its value (p1 moved to 1 - 1e-12) moved to the middle of its
+    domain there."""
+    for parameter in spec.coordinates:
+        domain = domain_at(parameter.domain, point)
+        if domain is not parameter.domain and not domain.contains(
+                sympy.Float(point[parameter.symbol], 20)):
+            point[parameter.symbol] = as_float(domain.interior_point())
+    return point
 
 
 def _unique(points: list[dict]) -> list[dict]:
@@ -565,7 +577,7 @@ def _nudged(spec, point: dict, relative: float) -> dict:
         value = point[parameter.symbol]
         step = relative * max(abs(value), 1e-300) * (1 if index % 2 == 0 else -1)
         for candidate in (value + step, value - step):
-            if parameter.domain.contains(sympy.Float(candidate, 20)):
+            if domain_at(parameter.domain, moved).contains(sympy.Float(candidate, 20)):
                 moved[parameter.symbol] = candidate
                 break
     return moved

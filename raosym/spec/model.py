@@ -161,6 +161,16 @@ class FamilySpec:
         return len(self.variables) > 1
 
     @property
+    def sample_variables(self) -> tuple[sympy.Symbol, ...]:
+        """Every sample variable in order: ``variable``, or those of ``variables = [...]``."""
+        return self.variables or (self.variable,)
+
+    @property
+    def sample_supports(self) -> tuple[tuple[sympy.Symbol, Support], ...]:
+        """``(variable, support)`` of each sample variable, in order."""
+        return tuple(zip(self.sample_variables, self.supports or (self.support,), strict=True))
+
+    @property
     def parameters(self) -> tuple[Parameter, ...]:
         return self.coordinates + self.constants
 

@@ -63,7 +63,7 @@ def _edges(domain: Domain) -> list[mpmath.mpf]:
     return [mpmath.mpf(-40), mpmath.mpf(40)]
 
 
-def _at(domain: Domain, point: dict) -> Domain:
+def domain_at(domain: Domain, point: dict) -> Domain:
     """``domain`` with bounds that use earlier coordinates (``p2 in (0, 1 - p1)``, allowed in
     families of several variables) evaluated at ``point``'s values of them."""
     if not (domain.lower.free_symbols or domain.upper.free_symbols):
@@ -80,7 +80,7 @@ def _draw(parameters, rng: random.Random, edge=None) -> dict[sympy.Symbol, mpmat
     domains are plain intervals is the same as when edges were set after drawing."""
     point: dict[sympy.Symbol, mpmath.mpf] = {}
     for p in parameters:
-        domain = _at(p.domain, point)
+        domain = domain_at(p.domain, point)
         point[p.symbol] = _typical(domain, rng)
         if edge is not None and p is edge[0]:
             point[p.symbol] = _edges(domain)[edge[1]]
@@ -128,15 +128,15 @@ def distance_pairs(spec: FamilySpec, *, far_ratio: float = 50, far_shift: float 
         second = dict(first)
         for position, p in enumerate(spec.coordinates):
             sign = 1 if (position + index) % 2 == 0 else -1
-            second[p.symbol] = _nudged(first[p.symbol], _at(p.domain, first), sign * relative)
+            second[p.symbol] = _nudged(first[p.symbol], domain_at(p.domain, first), sign * relative)
         pairs.append(("nearby", first, second))
     first = draw()
     second = dict(first)
     for p in spec.coordinates:
         # A domain that uses earlier coordinates is evaluated at each point's own values.
         value = first[p.symbol]
-        first[p.symbol], _ = _far_apart(value, _at(p.domain, first), far_ratio, far_shift)
-        _, second[p.symbol] = _far_apart(value, _at(p.domain, second), far_ratio, far_shift)
+        first[p.symbol], _ = _far_apart(value, domain_at(p.domain, first), far_ratio, far_shift)
+        _, second[p.symbol] = _far_apart(value, domain_at(p.domain, second), far_ratio, far_shift)
     pairs.append(("far", first, second))
     return pairs
 

@@ -129,9 +129,11 @@ def section_context(verified: Verified) -> dict:
         # the path may break after a slash
         "source": r"/\allowbreak ".join(tex_text(part)
                                          for part in derivation_file(verified).split("/")),
-        "variable": printer.doprint(spec.variable),
+        "variable": ", ".join(printer.doprint(v) for v in spec.sample_variables),
         "density": printer.doprint_written(written_form(spec)),
-        "support": support_latex(spec.support, printer),
+        # x in S, or for several variables each with its support (x2 in (0, 1 - x1)).
+        "support": ", ".join(rf"{printer.doprint(v)} \in {support_latex(s, printer)}"
+                             for v, s in spec.sample_supports),
         "density_kind": "probability mass function" if spec.support.discrete else "density",
         "coordinates": [_parameter(p.name, p.domain, printer) for p in spec.coordinates],
         "coordinate_tuple": ", ".join(symbol_latex(p.name) for p in spec.coordinates),

@@ -24,6 +24,13 @@ from raosym.verify.checks import Verified
 DISTANCE_QUANTITIES = ("periodicity", "rao_distance", "rao_distance_textbook")
 
 
+def point_coordinate_latex(name: str, point: int) -> str:
+    """A coordinate at the first or second point: ``\\mu_{1}``, or ``m_{1}^{(1)}`` for a
+    coordinate whose name has its own subscript (``m_{1}_{1}`` is a LaTeX error)."""
+    symbol = symbol_latex(name)
+    return f"{symbol}^{{({point})}}" if "_" in symbol else f"{symbol}_{{{point}}}"
+
+
 def distance_names(verified: Verified) -> dict[sympy.Symbol, str]:
     """LaTeX names of the symbols the distance steps use: the two points' coordinates
     (``mu_1`` -> ``\\mu_{1}``, ``lam_2`` -> ``\\lambda_{2}``) and sheared coordinates
@@ -32,7 +39,7 @@ def distance_names(verified: Verified) -> dict[sympy.Symbol, str]:
     names = {}
     for p in spec.coordinates:
         for suffix in (1, 2):
-            names[sympy.Symbol(f"{p.name}_{suffix}")] = f"{symbol_latex(p.name)}_{{{suffix}}}"
+            names[sympy.Symbol(f"{p.name}_{suffix}")] = point_coordinate_latex(p.name, suffix)
         names[sympy.Symbol(f"{p.name}'")] = f"{symbol_latex(p.name)}'"
     return names
 
@@ -90,7 +97,9 @@ STRUCTURES = {"one coordinate": "one-coordinate manifold",
               "constant metric": "manifold with a constant metric",
               "location-scale half-plane": "location-scale half-plane",
               "product": "product of one-dimensional manifolds",
-              "warped half-plane": "warped half-plane"}
+              "warped half-plane": "warped half-plane",
+              "round sphere (finite outcomes)": "piece of the sphere of radius 2 (a family "
+                                                "on finitely many outcomes)"}
 
 
 def _scientific(value: float) -> str:

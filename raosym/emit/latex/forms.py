@@ -20,6 +20,11 @@ from raosym.spec.model import FamilySpec
 from raosym.spec.parser import CONSTANTS, FUNCTIONS
 
 
+def _finite_end(end: sympy.Expr) -> bool:
+    """A number, or an expression in earlier coordinates (finite wherever they are)."""
+    return bool(end.free_symbols) or end.is_finite is True
+
+
 def _domain_substitution(spec: FamilySpec) -> dict:
     substitution = {}
     for parameter in spec.parameters:
@@ -27,12 +32,14 @@ def _domain_substitution(spec: FamilySpec) -> dict:
         if domain is None or domain.integer:
             continue  # left as it is: a base with it is not proved negative
         e = sympy.Symbol(f"raosym_e_{parameter.name}", positive=True)
-        if domain.lower.is_finite and domain.upper.is_finite:
-            value = domain.lower + (domain.upper - domain.lower) * e / (1 + e)
-        elif domain.lower.is_finite:
-            value = domain.lower + e
-        elif domain.upper.is_finite:
-            value = domain.upper - e
+        # An end in earlier coordinates (p2 in (0, 1 - p1)) through their positive symbols.
+        lower, upper = domain.lower.xreplace(substitution), domain.upper.xreplace(substitution)
+        if _finite_end(domain.lower) and _finite_end(domain.upper):
+            value = lower + (upper - lower) * e / (1 + e)
+        elif _finite_end(domain.lower):
+            value = lower + e
+        elif _finite_end(domain.upper):
+            value = upper - e
         else:
             continue
         substitution[parameter.symbol] = value
@@ -61,7 +68,14 @@ def _over_domains(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
         replacements[symbol] = sympy.Dummy(symbol.name, real=True) if value is None else \
             value.subs({e: e.func(f"{e.name}{symbol.name}", positive=True)
                         for e in value.free_symbols})
-    return sympy.cancel(expr.subs(replacements))
+    substituted = expr.subs(replacements)
+    if sympy.count_ops(expr) > 20 and any(not power.exp.is_Integer
+                                           for power in substituted.atoms(sympy.Pow)):
+        # cancel() treats each root as a generator and expands the rest over one
+        # denominator: seconds or minutes for a sum of square roots of a simplex's
+        # coordinates (the categorical distance), where SymPy's assumptions decide alone.
+        return substituted
+    return sympy.cancel(substituted)
 
 
 def positive_on_domain(base: sympy.Expr, spec: FamilySpec) -> bool:

@@ -506,22 +506,49 @@ EQUATION_GAP = 4.0
 
 def side_by_side(equations: list[list[str]], *, width: float = DISPLAY_WIDTH) -> list[str]:
     """The rows of several displayed equations, each given as its own rows, with runs of
-    short one-row equations (``lhs &= rhs``) set side by side, as many to a row as fit in
-    ``width``: ``T_1 &= x & T_2 &= x^2``. An equation of several rows keeps its rows."""
+    short one-row equations (``lhs &= rhs``) set side by side: ``T_1 &= x & T_2 &= x^2``. An
+    equation of several rows keeps its rows.
+
+    The rows share one ``align*``, which aligns its columns across rows: a column is as wide
+    as its widest entry in any row. So every run is cut into rows of the same number of
+    equations, the largest number whose columns' widths (the widest entry of each, the
+    rows of the tall equations in the first) fit in ``width`` together."""
+    for columns in range(max(len(equations), 1), 0, -1):
+        rows, column_widths = _in_columns(equations, columns)
+        needed = sum(column_widths) + EQUATION_GAP * (len(column_widths) - 1)
+        if needed <= width or columns == 1:
+            return rows
+    return []
+
+
+def _in_columns(equations: list[list[str]], columns: int) -> tuple[list[str], list[float]]:
+    """The rows of :func:`side_by_side` with at most ``columns`` equations to a row, and the
+    width of each column (the widest of its entries)."""
     rows: list[str] = []
+    widths: list[float] = []
     current: list[str] = []
-    used = 0.0
-    for equation in equations:
-        packable = len(equation) == 1 and not equation[0].lstrip().startswith("&")
-        needed = visible_width(equation[0].replace("&", "")) if packable else width + 1
-        if current and (not packable or used + EQUATION_GAP + needed > width):
+
+    def flush():
+        if current:
             rows.append(" & ".join(current))
-            current, used = [], 0.0
-        if not packable:
-            rows += equation
+            current.clear()
+
+    def occupy(column: int, text: str):
+        needed = visible_width(text.replace("&", ""))
+        if column == len(widths):
+            widths.append(needed)
+        widths[column] = max(widths[column], needed)
+
+    for equation in equations:
+        if len(equation) == 1 and not equation[0].lstrip().startswith("&"):
+            occupy(len(current), equation[0])
+            current.append(equation[0])
+            if len(current) == columns:
+                flush()
             continue
-        used += (EQUATION_GAP if current else 0.0) + needed
-        current.append(equation[0])
-    if current:
-        rows.append(" & ".join(current))
-    return rows
+        flush()
+        for row in equation:
+            occupy(0, row)
+        rows += equation
+    flush()
+    return rows, widths

@@ -196,6 +196,7 @@ def _module_context(verified: Verified) -> dict:
         "ends": {"max": any(p.domain.upper == sympy.oo for p in spec.coordinates),
                  "min": any(p.domain.lower == -sympy.oo for p in spec.coordinates)},
         "k": len(coordinates),
+        "dependent": _dependent_bounds(spec, coordinates, rename, fisher_printer),
         "fisher": fisher,
         "numeric_entries": numeric_entries,
         "numeric_integrals": any(e["kind"] == "integral" for e in numeric_entries),
@@ -360,15 +361,43 @@ def _variable(parameter: Parameter, taken: set[str]) -> Variable:
                     parameter.domain.describe())
 
 
+def _fixed(bound: sympy.Expr) -> bool:
+    """Whether a domain's end is a number (not an expression in earlier coordinates)."""
+    return not bound.free_symbols
+
+
+def _dependent_bounds(spec, coordinates, rename, printer) -> list[dict]:
+    """The coordinates whose domain uses earlier coordinates (``p2 in (0, 1 - p1)``): each
+    such end printed as code in the earlier coordinates' locals, for _point's
+    _require_within (the fixed ends are _require's, as for every other domain)."""
+    found = []
+    for parameter, variable in zip(spec.coordinates, coordinates, strict=True):
+        domain = parameter.domain
+        if _fixed(domain.lower) and _fixed(domain.upper):
+            continue
+        ends = [None if _fixed(end) else printer.doprint(end.xreplace(rename))
+                for end in (domain.lower, domain.upper)]
+        closed = (not domain.lower_open and ends[0] is not None,
+                  not domain.upper_open and ends[1] is not None)
+        found.append({"name": variable.name, "local": variable.local, "domain": variable.domain,
+                      "lower": ends[0] or "None", "upper": ends[1] or "None",
+                      "closed": repr(closed) if any(closed) else ""})
+    return found
+
+
 def _bounds(domain: Domain) -> str:
     """``lower, upper[, closed=(...)][, integer=True]`` for the generated ``_require``.
 
-    An infinite end is always open, so infinities (and nan) are outside every domain."""
-    lower = repr(float(domain.lower)) if domain.lower.is_finite else "-np.inf"
-    upper = repr(float(domain.upper)) if domain.upper.is_finite else "np.inf"
+    An infinite end is always open, so infinities (and nan) are outside every domain. An end
+    that uses earlier coordinates is checked by _require_within (see _dependent_bounds):
+    here it is the infinite end of its side."""
+    lower = (repr(float(domain.lower)) if _fixed(domain.lower) and domain.lower.is_finite
+             else "-np.inf")
+    upper = (repr(float(domain.upper)) if _fixed(domain.upper) and domain.upper.is_finite
+             else "np.inf")
     text = f"{lower}, {upper}"
-    closed = (not domain.lower_open and domain.lower.is_finite,
-              not domain.upper_open and domain.upper.is_finite)
+    closed = (not domain.lower_open and _fixed(domain.lower) and domain.lower.is_finite,
+              not domain.upper_open and _fixed(domain.upper) and domain.upper.is_finite)
     if any(closed):
         text += f", closed={closed!r}"
     return text + (", integer=True" if domain.integer else "")
@@ -442,9 +471,10 @@ def module_docstring(verified: Verified) -> str:
     if spec.reference:
         lines += [f"Reference: {spec.reference}.", ""]
     lines += [f"Density ({derivation_file(verified)})"]
-    lines += _wrapped(f"f({spec.variable}) = {_formula(spec.density)}")
-    lines += [(f"    for {spec.variable} in {support_text(spec.support)} "
-               f"(declared: {spec.support.text})"), ""]
+    variables = ", ".join(v.name for v in spec.sample_variables)
+    lines += _wrapped(f"f({variables}) = {_formula(spec.density)}")
+    lines += [(f"    for {variable} in {support_text(support)} (declared: {support.text})")
+              for variable, support in spec.sample_supports] + [""]
     lines += ["Coordinates, in the order of theta"]
     lines += [f"    {p.name} in {p.domain.describe()} (declared: {p.domain.text})"
               for p in spec.coordinates]

@@ -159,9 +159,13 @@ def _one_pair_context(printed, expr, rename, scalars, differences, spec, locals_
         code, printer = printed([expr], rename, scalars, printer_class=FloatPrinter)
     except EmitError:
         return None
-    conditions = [_float_condition(locals_[symbol].name, p.domain)
-                  for points in (first, second)
-                  for symbol, p in zip(points, spec.coordinates, strict=True)]
+    conditions = []
+    for points in (first, second):
+        # A domain that uses earlier coordinates (p2 in (0, 1 - p1)) in this point's locals.
+        at_point = {p.symbol: locals_[symbol] for symbol, p in zip(points, spec.coordinates)}
+        conditions += [_float_condition(locals_[symbol].name, p.domain,
+                                        lambda end: printer.doprint(end.xreplace(at_point)))
+                       for symbol, p in zip(points, spec.coordinates, strict=True)]
     conditions += [_float_condition(rename.get(p.symbol, p.symbol).name, p.domain)
                    for p in spec.constants]
     return {
@@ -174,13 +178,17 @@ def _one_pair_context(printed, expr, rename, scalars, differences, spec, locals_
     }
 
 
-def _float_condition(name: str, domain) -> str:
+def _float_condition(name: str, domain, printed=None) -> str:
     """Whether the Python float ``name`` lies in the domain, as comparisons (nan fails them;
-    infinite ends are open)."""
-    lower = repr(float(domain.lower)) if domain.lower.is_finite else "-math.inf"
-    upper = repr(float(domain.upper)) if domain.upper.is_finite else "math.inf"
-    left = "<=" if not domain.lower_open and domain.lower.is_finite else "<"
-    right = "<=" if not domain.upper_open and domain.upper.is_finite else "<"
+    infinite ends are open); an end in earlier coordinates is ``printed(end)``."""
+    def end_code(end, infinity: str) -> str:
+        if end.free_symbols:
+            return f"({printed(end)})"
+        return repr(float(end)) if end.is_finite else infinity
+
+    lower, upper = end_code(domain.lower, "-math.inf"), end_code(domain.upper, "math.inf")
+    left = "<=" if not domain.lower_open and domain.lower.is_finite is not False else "<"
+    right = "<=" if not domain.upper_open and domain.upper.is_finite is not False else "<"
     condition = f"{lower} {left} {name} {right} {upper}"
     return f"({condition} and {name} == math.floor({name}))" if domain.integer else condition
 

@@ -113,5 +113,8 @@ def exact_function(name: str, expr: sympy.Expr, coordinates: set[sympy.Symbol]) 
     pairs = "".join(f"({size}, {total}), " for size, total in zip(printed[1::2], printed[2::2],
                                                                    strict=True))
     arguments = sorted(expr.free_symbols, key=lambda symbol: symbol.name)
+    code = f"{printed[0]}, ({pairs})"
     return {"name": name, "arguments": ", ".join(symbol.name for symbol in arguments),
-            "assignments": assignments, "code": f"{printed[0]}, ({pairs})"}
+            "assignments": assignments, "code": code,
+            # A rational function of the arguments needs no mpmath function (ruff's F401).
+            "uses_mpmath": "mpmath." in code + " ".join(text for _, text in assignments)}

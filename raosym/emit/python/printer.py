@@ -75,6 +75,57 @@ def _difference_pair(first: sympy.Expr, second: sympy.Expr) -> tuple | None:
     return coefficient * polygamma_difference(order, argument, shift), shift
 
 
+def _square_root_of_term(term: sympy.Expr) -> sympy.Expr | None:
+    """``a`` for a term ``a**2`` (a symbol's square, or a rational square such as 1 or 1/4),
+    else None."""
+    if term.is_Pow and term.exp == 2 and term.base.is_Symbol:
+        return term.base
+    if term.is_Rational and term > 0:
+        root = sympy.sqrt(term)
+        return root if root.is_Rational else None
+    return None
+
+
+def _difference_of_squares(add: sympy.Add) -> sympy.Expr:
+    """``a**2 - b**2`` as ``(a - b)*(a + b)``: ``1 - rho**2`` near rho = 1 keeps every digit
+    this way (``1 - rho`` is exact there) where the rounded square loses them (1e-12 of
+    the bivariate normal's Fisher entry at rho = 1 - 1e-12)."""
+    terms = sympy.Add.make_args(add)
+    if len(terms) != 2:
+        return add
+    positive, negative = sorted(terms, key=lambda t: t.could_extract_minus_sign())
+    if not negative.could_extract_minus_sign():
+        return add
+    a, b = _square_root_of_term(positive), _square_root_of_term(-negative)
+    if a is None or b is None:
+        return add
+    return sympy.Mul(sympy.Add(a, -b, evaluate=False), sympy.Add(a, b, evaluate=False),
+                     evaluate=False)
+
+
+class complement(sympy.Function):
+    """``c - x_1 - ... - x_k`` (``c`` a number, ``k >= 2``), printed as the helper
+    ``_complement``, which sums the x_i exactly (the float sum and its rounding error) before
+    taking them from c: a simplex's last coordinate ``1 - p1 - p2`` as written loses every
+    digit when p1 + p2 comes close to 1 from a small p1 (the rounded 1 - p1 carries an
+    error as large as the result). Never evaluated symbolically."""
+
+    def _eval_rewrite_as_Add(self, total, *terms, **kwargs):
+        return total - sympy.Add(*terms)
+
+
+def _as_complement(add: sympy.Add) -> sympy.Expr:
+    """``c - x - y - ...`` (a positive number less two or more symbols) as
+    :class:`complement`, and its negation ``x + y + ... - c`` as ``-complement(...)``."""
+    number, rest = add.as_coeff_Add()
+    sign = 1 if number.is_positive else -1
+    subtracted = [-sign * term for term in sympy.Add.make_args(rest)]
+    if not (number != 0 and len(subtracted) >= 2
+            and all(term.is_Symbol for term in subtracted)):
+        return add
+    return sign * complement(sign * number, *sorted(subtracted, key=sympy.default_sort_key))
+
+
 def _pair_differences(add: sympy.Add) -> sympy.Expr:
     """The polygamma functions of a sum paired into :class:`polygamma_difference` terms,
     those whose arguments differ by parameters alone first: in the beta-binomial's
@@ -251,6 +302,8 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
       :class:`trigamma_excess` and :class:`trigamma_excess_slope` over powers of ``k``;
     - ``asin(u)`` becomes ``atan2(u, sqrt(1 - u**2))`` with ``1 - u**2`` factored, when it
       factors (see :func:`_as_atan2`);
+    - ``a**2 - b**2`` becomes ``(a - b)*(a + b)`` (see :func:`_difference_of_squares`), and
+      ``1 - p1 - p2`` becomes :class:`complement`;
     - ``c*log(1 + u) - c*u`` becomes ``c*log1pmx(u)`` (see :func:`_log1pmx_pairs`), and any
       other ``log(1 + u)`` becomes ``log1p(u)``: ``log(1 - p)`` from the rounded ``1 - p``
       loses three digits at p = 0.001.
@@ -266,6 +319,8 @@ def stable_forms(expr: sympy.Expr) -> sympy.Expr:
     expr = expr.replace(lambda e: isinstance(e, sympy.Add) and e.has(sympy.log, log1p),
                         _log1pmx_pairs)
     expr = log1p_forms(expr)
+    expr = expr.replace(lambda e: isinstance(e, sympy.Add), _difference_of_squares)
+    expr = expr.replace(lambda e: isinstance(e, sympy.Add), _as_complement)
     return expr.replace(lambda e: isinstance(e, sympy.Add), _pair_differences)
 
 
@@ -516,6 +571,11 @@ class ModulePrinter(RangeSafeProducts, NumPyPrinter):
 
     def _print_asinh_quotient(self, expr: asinh_quotient) -> str:
         return self._helper("asinh_quotient", *expr.args)
+
+    def _print_complement(self, expr: complement) -> str:
+        # The helper's +, - are the same operations on floats and arrays (no float version).
+        self.helpers.add("complement")
+        return f"_complement({', '.join(self._print(a) for a in expr.args)})"
 
     def _print_hypot(self, expr: hypot) -> str:
         # On arrays the helper _hypot: np.hypot costs ~30 ns a point, most of the distance.
