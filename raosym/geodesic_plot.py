@@ -333,13 +333,27 @@ def command(arguments) -> int:
     cache = None if arguments.no_cache else DerivationCache()
     family = pipeline.run_family(arguments.family, cache=cache)
     spec = family.derivation.spec
+    dependent = [p for p in spec.coordinates if p.domain.lower.free_symbols
+                 or p.domain.upper.free_symbols]
+    if dependent:
+        # The figure's box and its level-set grid are products of intervals.
+        raise RaosymError(f"{spec.name}: the geodesic figure is drawn on a box of coordinate "
+                          f"intervals; {dependent[0].name} ranges over "
+                          f"{dependent[0].domain.describe()}, which depends on another "
+                          "coordinate (not drawn yet)")
     centre_values = _assignments(arguments.centre, "--centre", [p.name for p in spec.coordinates])
     constants = _assignments(arguments.constant, "--constant", [p.name for p in spec.constants])
-    centre = [centre_values.get(p.name, typical_value(p.domain)) for p in spec.coordinates]
+    from raosym.spec.points import domain_at
+
+    # In order: a domain may use the coordinates before it (p2 in (0, 1 - p1)).
+    point = {}
+    for p in spec.coordinates:
+        point[p.symbol] = centre_values.get(p.name, typical_value(domain_at(p.domain, point)))
+    centre = list(point.values())
     given = [("--centre", p, value) for p, value in zip(spec.coordinates, centre)]
     given += [("--constant", p, constants[p.name]) for p in spec.constants if p.name in constants]
     for option, parameter, value in given:
-        if not parameter.domain.contains(value):
+        if not domain_at(parameter.domain, point).contains(value):
             raise RaosymError(f"{option} {parameter.name}={value:g} lies outside "
                               f"{parameter.domain.describe()}")
     module = load_generated_module(arguments.generated, spec.name)

@@ -111,11 +111,27 @@ def test_one_coordinate_rays_against_the_poisson_distance(catalog, tmp_path):
 
 
 def test_typical_values_lie_inside(catalog):
+    """Each parameter's typical value lies in its domain, a domain in earlier coordinates
+    (the categorical's p2 in (0, 1 - p1)) evaluated at their typical values."""
+    from raosym.spec.points import domain_at
+
     for name in family_names():
         outcome = catalog[name]
         if outcome.error is None:
+            values = {}
             for parameter in outcome.verified.derivation.spec.parameters:
-                assert parameter.domain.contains(typical_value(parameter.domain))
+                domain = domain_at(parameter.domain, values)
+                values[parameter.symbol] = typical_value(domain)
+                assert domain.contains(values[parameter.symbol])
+
+
+def test_a_simplex_family_is_refused_with_its_reason(tmp_path, capsys):
+    from raosym.cli import main
+
+    assert main(["plot", "geodesics", "categorical3", "--output", str(tmp_path / "c.png")]) == 2
+    assert ("p2 ranges over (0, 1 - p1), which depends on another coordinate"
+            in capsys.readouterr().err)
+    assert not (tmp_path / "c.png").exists()
 
 
 def test_load_generated_module_absent(tmp_path):
