@@ -132,6 +132,22 @@ def test_budget_stops_a_long_call():
     assert run_with_budget(sum, [1, 2, 3], seconds=5) == 6
 
 
+def test_float_polygamma_is_scipys_for_positive_arguments_and_fps_elsewhere():
+    """The double-precision first guesses of geodesics evaluate polygamma with SciPy where it
+    is right (x > 0, to rounding), and with mpmath's fp elsewhere: SciPy's zeta(s, q < 0) is
+    real and wrong, where fp's complex value ends a trajectory that left the domain."""
+    from raosym.verify.evaluate import float_function
+
+    k = sympy.Symbol("k")
+    functions = [float_function(sympy.polygamma(n, k), [k]) for n in range(4)]
+    with mpmath.workdps(30):
+        for n, function in enumerate(functions):
+            for x in (1e-8, 0.3, 3.0, 40.0, 1e9):
+                exact = mpmath.polygamma(n, x)
+                assert abs(function(x) - exact) <= 1e-14 * abs(exact), (n, x)
+    assert functions[1](-73.8031836110006) == mpmath.fp.polygamma(1, -73.8031836110006)
+
+
 def test_poincare_half_plane_has_curvature_minus_one():
     x, y = sympy.symbols("x y", positive=True)
     geometry = derive_geometry((x, y), sympy.Matrix([[1 / y**2, 0], [0, 1 / y**2]]))

@@ -449,7 +449,11 @@ def _extrapolated_step(rhs, state, step, tolerance, columns: int):
             table.append(row)
             if column and _converged(row[-1], row[-2], state, tolerance):
                 return row[-1], column + 1
-    except (ArithmeticError, ValueError, TypeError, ZeroDivisionError, OverflowError):
+    except (ArithmeticError, ValueError, TypeError, ZeroDivisionError, OverflowError,
+            mpmath.libmp.NoConvergence):
+        # A trial step that leaves the domain, overflows, or reaches a point where a special
+        # function's series does not converge (mpmath's zeta of a stray shape's polygamma
+        # argument) is a failed step: the integrator shrinks it.
         return None, 0
     return None, 0
 
