@@ -333,8 +333,7 @@ def command(arguments) -> int:
     cache = None if arguments.no_cache else DerivationCache()
     family = pipeline.run_family(arguments.family, cache=cache)
     spec = family.derivation.spec
-    dependent = [p for p in spec.coordinates if p.domain.lower.free_symbols
-                 or p.domain.upper.free_symbols]
+    dependent = [p for p in spec.coordinates if p.domain.dependent]
     if dependent:
         # The figure's box and its level-set grid are products of intervals.
         raise RaosymError(f"{spec.name}: the geodesic figure is drawn on a box of coordinate "

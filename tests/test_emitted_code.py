@@ -428,11 +428,9 @@ def _coordinate_samples(module, rng, count):
     columns = []
     for name in module.COORDINATES:
         domain = domains[name]
-        earlier = re.fullmatch(r"\(0, 1 - (.*)\)", domain)
-        if earlier:
+        left = _left_of_simplex(domain, lambda other: columns[module.COORDINATES.index(other)])
+        if left is not None:
             # The rest of the simplex: a share of what the earlier coordinates leave.
-            left = 1 - sum(columns[module.COORDINATES.index(other)]
-                           for other in earlier.group(1).split(" - "))
             shares = np.concatenate(([1e-12, 0.5, 1 - 1e-12], rng.uniform(0, 1, left.size)))
             values = left * shares[:left.size]
         elif domain == "(0, 1)":
@@ -447,16 +445,24 @@ def _coordinate_samples(module, rng, count):
     return np.column_stack([c[:size] for c in columns])
 
 
+def _left_of_simplex(domain: str, column):
+    """1 less the earlier coordinates for a simplex's domain ``(0, 1 - p1 - ...)`` as the
+    docstring states it (``column(name)``: an earlier coordinate's values), else None."""
+    earlier = re.fullmatch(r"\(0, 1 - (.*)\)", domain)
+    if earlier is None:
+        return None
+    return 1 - sum(column(other) for other in earlier.group(1).split(" - "))
+
+
 def _inside_simplex(module, points):
     """The points with each coordinate on (0, 1 - earlier ones) moved inside it (a nudged
     copy of a point at the simplex's edge can leave it)."""
     domains = _docstring_domains(module, "Coordinates, in the order of theta")
     points = points.copy()
     for index, name in enumerate(module.COORDINATES):
-        earlier = re.fullmatch(r"\(0, 1 - (.*)\)", domains[name])
-        if earlier:
-            left = 1 - sum(points[:, module.COORDINATES.index(other)]
-                           for other in earlier.group(1).split(" - "))
+        left = _left_of_simplex(domains[name],
+                                lambda other: points[:, module.COORDINATES.index(other)])
+        if left is not None:
             points[:, index] = np.minimum(points[:, index], left * (1 - 1e-9))
     return points
 

@@ -23,7 +23,6 @@ import sympy
 
 from raosym.derive import derive
 from raosym.derive.distance import point_symbols
-from raosym.emit import render_files
 from raosym.errors import SpecError
 from raosym.pipeline import load
 from raosym.spec import load_spec

@@ -360,7 +360,7 @@ def _within_dependent_domains(spec, point: dict) -> dict:
     domain there."""
     for parameter in spec.coordinates:
         domain = domain_at(parameter.domain, point)
-        if domain is not parameter.domain and not domain.contains(
+        if parameter.domain.dependent and not domain.contains(
                 sympy.Float(point[parameter.symbol], 20)):
             point[parameter.symbol] = as_float(domain.interior_point())
     return point

@@ -35,6 +35,12 @@ class Domain:
             assumptions["nonnegative"] = True
         return assumptions
 
+    @property
+    def dependent(self) -> bool:
+        """Whether an end uses earlier coordinates (``p2 in (0, 1 - p1)``, families of several
+        variables): then it is evaluated at a point before use (``spec.points.domain_at``)."""
+        return bool(self.lower.free_symbols or self.upper.free_symbols)
+
     def interior_point(self) -> sympy.Expr:
         """A value well inside the domain: the midpoint of a bounded interval, one inside a
         half-line's end, 0 on the whole line."""

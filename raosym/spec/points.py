@@ -66,7 +66,7 @@ def _edges(domain: Domain) -> list[mpmath.mpf]:
 def domain_at(domain: Domain, point: dict) -> Domain:
     """``domain`` with bounds that use earlier coordinates (``p2 in (0, 1 - p1)``, allowed in
     families of several variables) evaluated at ``point``'s values of them."""
-    if not (domain.lower.free_symbols or domain.upper.free_symbols):
+    if not domain.dependent:
         return domain
     values = {symbol: sympy.Float(value, mpmath.mp.dps + 5) for symbol, value in point.items()}
     return dataclasses.replace(domain, lower=domain.lower.subs(values),

@@ -513,12 +513,11 @@ def side_by_side(equations: list[list[str]], *, width: float = DISPLAY_WIDTH) ->
     as its widest entry in any row. So every run is cut into rows of the same number of
     equations, the largest number whose columns' widths (the widest entry of each, the
     rows of the tall equations in the first) fit in ``width`` together."""
-    for columns in range(max(len(equations), 1), 0, -1):
+    for columns in range(len(equations), 1, -1):
         rows, column_widths = _in_columns(equations, columns)
-        needed = sum(column_widths) + EQUATION_GAP * (len(column_widths) - 1)
-        if needed <= width or columns == 1:
+        if sum(column_widths) + EQUATION_GAP * (len(column_widths) - 1) <= width:
             return rows
-    return []
+    return _in_columns(equations, 1)[0]
 
 
 def _in_columns(equations: list[list[str]], columns: int) -> tuple[list[str], list[float]]:

@@ -373,7 +373,7 @@ def _dependent_bounds(spec, coordinates, rename, printer) -> list[dict]:
     found = []
     for parameter, variable in zip(spec.coordinates, coordinates, strict=True):
         domain = parameter.domain
-        if _fixed(domain.lower) and _fixed(domain.upper):
+        if not domain.dependent:
             continue
         ends = [None if _fixed(end) else printer.doprint(end.xreplace(rename))
                 for end in (domain.lower, domain.upper)]

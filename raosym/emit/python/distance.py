@@ -164,7 +164,8 @@ def _one_pair_context(printed, expr, rename, scalars, differences, spec, locals_
         # A domain that uses earlier coordinates (p2 in (0, 1 - p1)) in this point's locals.
         at_point = {p.symbol: locals_[symbol] for symbol, p in zip(points, spec.coordinates)}
         conditions += [_float_condition(locals_[symbol].name, p.domain,
-                                        lambda end: printer.doprint(end.xreplace(at_point)))
+                                        lambda end, at=at_point: printer.doprint(
+                                            end.xreplace(at)))
                        for symbol, p in zip(points, spec.coordinates, strict=True)]
     conditions += [_float_condition(rename.get(p.symbol, p.symbol).name, p.domain)
                    for p in spec.constants]
