@@ -8,7 +8,7 @@ import time
 import sympy
 
 from raosym.derive.budget import DEFAULT_BUDGET, BudgetExceeded
-from raosym.derive.distance import derive_distance
+from raosym.derive.distance import derive_distance, numeric_metric_distance
 from raosym.derive.fisher import fisher_entries, fisher_matrix, numeric_entries, scores
 from raosym.derive.geometry import derive_geometry, geometry_unavailable, metric_only_geometry
 from raosym.derive.mechanism import derive_mechanism
@@ -35,8 +35,9 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     if numeric:
         geometry = metric_only_geometry(spec.coordinate_symbols, fisher)
         names = ", ".join(sympy.sstr(fisher[e.row, e.column]) for e in numeric)
-        # A one-dimensional manifold has no curvature to miss.
-        missing = ("curvature", "Rao distance") if len(spec.coordinates) > 1 else ("Rao distance",)
+        # A one-dimensional manifold has no curvature to miss, and its distance needs no
+        # connection: it is the integral of sqrt(g) along the segment.
+        missing = ("curvature", "Rao distance") if len(spec.coordinates) > 1 else ()
         unavailable = [Unavailable(quantity, f"not derived: the metric entries {names} are "
                                    "known only numerically") for quantity in missing]
     else:
@@ -44,7 +45,9 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
         unavailable = list(geometry_unavailable(spec.coordinate_symbols, geometry))
     distance_started = time.perf_counter()
     distance = None
-    if spec.multivariate and not numeric:
+    if numeric and len(spec.coordinates) == 1:
+        distance = numeric_metric_distance(spec, fisher)
+    elif spec.multivariate and not numeric:
         try:
             distance = multivariate_distance(spec, fisher, geometry, budget=budget)
         except BudgetExceeded:

@@ -105,17 +105,47 @@ def derive_distance(spec: FamilySpec, fisher: sympy.Matrix, geometry: Geometry, 
 def _recognized(problem: _Problem) -> RaoDistance:
     """The first recognizer's closed distance, else "numeric only" with every reason."""
     reasons = []
-    for structure, recognizer in _RECOGNIZERS:
+    one = len(problem.coordinates) == 1
+    for structure, recognizer, arity in _RECOGNIZERS:
+        if one and arity == 2:
+            continue  # a structure of two coordinates: its "no" says nothing of a line
         try:
             return recognizer(problem)
         except _Declined as declined:
             reasons.append(f"not a {structure} ({declined})")
+    computed = ("the integral of sqrt(g) between the points, by quadrature" if one
+                else "the length of a numeric geodesic")
     reason = ("no closed form recognized: " + "; ".join(reasons) +
-              ". The verify stage computes the distance as the length of a numeric geodesic.")
+              f". The verify stage computes the distance as {computed}.")
     step = ProofStep("No closed form of the Rao distance was recognized.", None,
                      sympy.Symbol("d"), reason, "distance")
     return RaoDistance(NUMERIC_ONLY, None, None, (problem.first, problem.second), (step,),
                        reason)
+
+
+def numeric_metric_distance(spec: FamilySpec, fisher: sympy.Matrix) -> RaoDistance:
+    """One coordinate whose metric entry is known only numerically: the distance is still
+    the length of the segment, ``d = |∫ sqrt(g)|``, an integral of an integral that the verify
+    stage and the generated module compute by quadrature (no closed form is claimed or
+    sought: the integrand itself has none)."""
+    first, second = point_symbols(spec)
+    theta = spec.coordinate_symbols[0]
+    g = fisher[0, 0]
+    reason = (f"the metric entry {sympy.sstr(g)} is known only numerically; on a line the "
+              "geodesic is the segment, so the distance is the integral of sqrt(g) between "
+              "the points, computed by quadrature of the numerically evaluated metric")
+    steps = (
+        ProofStep("One coordinate: the manifold is a curve, and the distance is the integral of "
+                  "the line element along it.", sympy.Symbol("d"),
+                  sympy.Abs(sympy.Integral(sympy.sqrt(g), (theta, first[0], second[0]))),
+                  f"ds = sqrt(g) |d{theta}| with g > 0 (a Fisher information of a regular "
+                  "family); the coordinate segment is the only curve joining the points",
+                  "distance"),
+        ProofStep("The metric entry has no closed form here, so neither has the distance: it "
+                  "is computed by quadrature of the numerically computed metric.",
+                  sympy.Symbol("d"), sympy.Symbol("d"), reason, "distance"),
+    )
+    return RaoDistance(NUMERIC_ONLY, None, None, (first, second), steps, reason)
 
 
 # ------------------------------------------------------------------------ periodic coordinates
@@ -373,12 +403,13 @@ def _warped_distance(problem: _Problem, along: int, across: int, a, b, m, w) -> 
                        tuple(steps))
 
 
+#: (structure, recognizer, the number of coordinates it needs: None for any number).
 _RECOGNIZERS = (
-    ("constant metric", _constant_metric),
-    ("one-coordinate manifold", _one_coordinate),
-    ("location-scale half-plane", _half_plane),
-    ("product of one-dimensional manifolds", _product),
-    ("warped half-plane", _warped_half_plane),
+    ("constant metric", _constant_metric, None),
+    ("one-coordinate manifold", _one_coordinate, 1),
+    ("location-scale half-plane", _half_plane, 2),
+    ("product of one-dimensional manifolds", _product, 2),
+    ("warped half-plane", _warped_half_plane, 2),
 )
 
 

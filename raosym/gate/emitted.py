@@ -41,6 +41,7 @@ from raosym.derive.children import ending_with_this_process
 from raosym.emit.python.numeric import numerically_evaluated
 from raosym.errors import EmitError
 from raosym.spec.points import distance_pairs, domain_at, nearest_representative, sample_points
+from raosym.verify.checks import numeric_distance_pairs
 from raosym.verify.evaluate import VerificationPrinter
 
 RUNNER = Path(__file__).resolve().parent / "runner.py"
@@ -613,7 +614,7 @@ def _numeric_distance_probes(verified) -> list[Probe]:
               if c.quantity == "rao_distance"}
     first, second = derivation.distance.points
     with mpmath.workdps(REFERENCE_DIGITS):
-        pairs = distance_pairs(spec, far_ratio=4, far_shift=4, ordinary=1, nearby=1)
+        pairs = numeric_distance_pairs(derivation)
     for kind, one, two in pairs:
         if kind == "nearby":
             continue  # a relative separation of 1e-6 would turn input rounding into 1e-10
@@ -635,15 +636,18 @@ def _numeric_distance_probes(verified) -> list[Probe]:
                             _constants(spec, one_f), (value,), (abs(value),),
                             NUMERIC_DISTANCE_TOLERANCE))
     k = len(spec.coordinates)
-    metric = [[Reference(sympy.sympify(derivation.fisher[i, j])) for j in range(k)]
-              for i in range(k)]
+    metric = fisher_references(derivation)
+    # A metric known only numerically is a quadrature at every value: the midpoint rule
+    # (exact to O(1e-18) at a nudge of 1e-9) instead of a quadrature of quadratures.
+    numeric_metric = derivation.geometry.christoffel is None
     for point in float_points(spec)[5:]:
         if not all(NUMERIC_RANGE[0] <= abs(point[s]) <= NUMERIC_RANGE[1]
                    for s in spec.coordinate_symbols if point[s] != 0):
             continue  # beyond the numeric path's range (its metric overflows in float)
         near = _nudged(spec, point, 1e-9)
         with mpmath.workdps(REFERENCE_DIGITS):
-            value = (_segment_length(metric[0][0], spec, point, near) if k == 1
+            value = (_segment_length(metric[0][0], spec, point, near)
+                     if k == 1 and not numeric_metric
                      else _midpoint_length(metric, spec, point, near))
         if value is None:
             continue

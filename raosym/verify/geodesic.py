@@ -38,6 +38,9 @@ from raosym.verify.evaluate import float_function, mpmath_function
 
 #: Working precision of a geodesic solve, in decimal digits.
 GEODESIC_DIGITS = 40
+#: Precision at which the difference of the end points of a one-coordinate length is taken
+#: (exact for the points the verify and emit stages draw, whatever the working precision).
+_EXACT_DIFFERENCE_DIGITS = 120
 #: Gauss-Legendre nodes for the length of the certified path.
 _LENGTH_NODES = 8
 #: Most columns of one extrapolation tableau (step sequence 2, 4, 6, ...), and most steps of
@@ -58,8 +61,11 @@ class MetricModel:
     coordinates: tuple[sympy.Symbol, ...]
     bounds: tuple[tuple, ...]  # (lower or None, upper or None) of each coordinate, open ends
     metric: Callable  # (*x) -> flat list g_00, g_01, ..., row by row
-    christoffel: Callable  # (*x) -> [Γ^k_ij for k, i <= j]
-    float_christoffel: Callable
+    christoffel: Callable | None  # (*x) -> [Γ^k_ij for k, i <= j]; None: a metric known
+    float_christoffel: Callable | None  # only numerically (one coordinate: not needed)
+    #: mpmath's rule for the length integral of one coordinate: tanh-sinh, or Gauss-Legendre
+    #: for a metric whose every value is a quadrature (far fewer nodes for a smooth sqrt(g)).
+    length_rule: str = "tanh-sinh"
 
     @property
     def size(self) -> int:
@@ -111,7 +117,7 @@ def metric_model(derivation: Derivation, constants: dict | None = None) -> Metri
         raise VerificationError(f"{spec.path}: no value for {sorted(map(str, missing))} in the "
                                 "geodesic solve")
     return MetricModel(
-        coordinates, tuple(_bounds(p.domain, coordinates) for p in spec.coordinates),
+        coordinates, tuple(domain_bounds(p.domain, coordinates) for p in spec.coordinates),
         mpmath_function(list(fisher), coordinates, cse=True),
         mpmath_function(symbols, coordinates, cse=True),
         float_function(symbols, coordinates, cse=True),
@@ -133,8 +139,8 @@ def geodesic_distance(model: MetricModel, start: Sequence, end: Sequence, *,
                                     "the domain")
         if p == q:
             return GeodesicDistance(mpmath.mpf(0), mpmath.mpf(0), mpmath.mpf(0), 0, digits)
-        if model.size == 1:
-            return _curve_length(model, p[0], q[0], digits)
+        if model.size == 1:  # from the points as given, unrounded (see _curve_length)
+            return _curve_length(model, start[0], end[0], digits)
         return _shoot(model, p, q, digits, max_iterations)
 
 
@@ -157,11 +163,19 @@ def straight_segment_length(model: MetricModel, p, q, *, digits: int) -> mpmath.
 
 
 def _curve_length(model: MetricModel, a, b, digits: int) -> GeodesicDistance:
-    def speed(t):
-        return mpmath.sqrt(model.metric(t)[0])
+    # Over [0, 1] with theta = a + (b - a) u, b - a taken from the unrounded points: for
+    # nearby points the rule's own nodes between a and b would hold only the digits of b - a
+    # left after rounding to the working precision (13 digits keep 7 of a difference of 1e-6).
+    with mpmath.workdps(_EXACT_DIFFERENCE_DIGITS):
+        width = mpmath.mpf(b) - mpmath.mpf(a)
+    a, width = +mpmath.mpf(a), +width
 
-    value, error = mpmath.quad(speed, [a, b], error=True)
-    value = abs(value)
+    def speed(u):
+        return mpmath.sqrt(model.metric(a + width * u)[0])
+
+    value, error = mpmath.quad(speed, [0, 1], error=True, method=model.length_rule)
+    value = abs(value * width)
+    error = abs(error * width)
     relative = error / value
     if not relative < mpmath.mpf(10) ** (10 - digits):
         raise VerificationError(f"the length integral from {_show([a])} to {_show([b])} did not "
@@ -510,7 +524,7 @@ def _gauss_legendre(count: int):
     return [nodes[i] for i in order], [weights[i] for i in order]
 
 
-def _bounds(domain: Domain, coordinates=()) -> tuple:
+def domain_bounds(domain: Domain, coordinates=()) -> tuple:
     """The ends of a domain as numbers (None when infinite), or functions of the coordinates
     for an end in earlier coordinates. Geodesics are checked against the open interval: a
     closed end is a boundary the metric does not reach."""

@@ -56,6 +56,7 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
     checks = {q.quantity: q for q in record.quantities if q.quantity in DISTANCE_QUANTITIES}
     context = {
         "closed": distance.closed,
+        "one_coordinate": False,
         "structure": printer.prose.latex(STRUCTURES.get(distance.structure,
                                                         distance.structure)),
         "line_element": printer.doprint(line_element_form(derivation.geometry.line_element,
@@ -88,7 +89,30 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
             "proof that none exists), so the distance is computed numerically, and the "
             "computed value is certified as follows.")
         context["tolerance"] = _scientific(NUMERIC_TOLERANCE)
+        if len(spec.coordinates) == 1:
+            context.update(_arc_length_context(derivation, printer, tried))
     return context
+
+
+def _arc_length_context(derivation, printer: ProofPrinter, tried: str) -> dict:
+    """A line without a closed distance: the integral the distance is, and why it is not
+    closed (no antiderivative of sqrt(g) known, or a metric known only numerically)."""
+    theta = derivation.spec.coordinate_symbols[0]
+    first, second = derivation.distance.points
+    numeric_metric = derivation.geometry.christoffel is None
+    g = derivation.fisher[0, 0]  # for a metric known only numerically, the entry's name
+    integral = sympy.Abs(sympy.Integral(sympy.sqrt(g), (theta, first[0], second[0])))
+    if numeric_metric:
+        reason = ("The metric has no closed form known to the derivation: its entry "
+                  f"${printer.doprint(g)}$ is computed numerically, as stated above. So the "
+                  "distance has none either, and it is computed numerically too.")
+    else:
+        reason = ("The metric is of none of the kinds whose distance the derivation knows in "
+                  f"closed form: it is {printer.prose.latex(tried)}. This is not a proof that no "
+                  "closed form exists; the distance is computed numerically, and the computed "
+                  "value is certified as follows.")
+    return {"one_coordinate": True, "numeric_metric": numeric_metric, "reason": reason,
+            "integral": printer.doprint(integral)}
 
 
 #: The derive stage's names of the structures a distance is recognized by, as a noun phrase

@@ -111,10 +111,15 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
     coordinates = [rename.get(p.symbol, p.symbol).name for p in spec.coordinates]
     unpack["periods"] = _periods(distance, spec)
     if not distance.closed:
-        return {"closed": False, "structure": distance.structure, "reason": distance.reason,
-                **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
+        context = {"closed": False, "structure": distance.structure, "reason": distance.reason,
+                   **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
+                   "bounds": _bounds(spec)}
+        if derivation.geometry.christoffel is None:
+            # A metric known only numerically (one coordinate): the arc length integrates
+            # the module's own quadrature of it, and has no mpmath metric to fall back on.
+            return {**context, "exact_arguments": None}
+        return {**context,
                 "field_unpack": _unpacking(_used_or_unused(coordinates, derivation, rename)),
-                "bounds": _bounds(spec),
                 # Printed for one coordinate too, though its arc length uses none of it: the
                 # float printers refuse, in words, a metric without a float implementation
                 # (Zipf's derivatives of zeta) before the mpmath printer would.
@@ -315,23 +320,30 @@ def distance_docstring(verified) -> str:
         if not reason.lower().startswith("no closed form"):
             reason = f"No closed form: {reason}"
         lines += textwrap.wrap(reason[0].upper() + reason[1:], WIDTH - 4)
-        lines += [""] + (_arc_length_lines() if k == 1 else _geodesic_lines())
+        lines += [""] + (_arc_length_lines(derivation.geometry.christoffel is None) if k == 1
+                         else _geodesic_lines())
     lines += ["", _raises()]
     return _docstring(lines)
 
 
-def _arc_length_lines() -> list[str]:
+def _arc_length_lines(numeric_metric: bool) -> list[str]:
     """How a one-coordinate family's distance is computed (arc_length.py.j2)."""
+    metric = ("sqrt(fisher_information) (this module's quadrature of the metric, so each "
+              "node costs a quadrature: a pair takes at least 112 of them)"
+              if numeric_metric else
+              "sqrt(fisher_information) (the cancellation-free metric of this module)")
+    fallback = ("A length that does not settle with 4096 pieces raises GeodesicError (the "
+                "metric has no mpmath form here to fall back on)." if numeric_metric else
+                "A length that does not settle with 4096 pieces (float nodes next to a finite "
+                "end of the domain cannot resolve the metric) is computed by mpmath quadrature "
+                "of the metric at 30 digits instead.")
     return textwrap.wrap(
         "On a line the geodesic is the segment, so d = |integral of sqrt(g) from theta1 to "
-        "theta2|, computed by composite 16-node Gauss-Legendre quadrature of "
-        "sqrt(fisher_information) (the cancellation-free metric of this module), the pieces "
-        "doubled until two estimates agree to a tenth of the relative tolerance "
+        f"theta2|, computed by composite 16-node Gauss-Legendre quadrature of {metric}, the "
+        "pieces doubled until two estimates agree to a tenth of the relative tolerance "
         f"{NUMERIC_TOLERANCE:g}; points far apart relative to the domain's ends are joined in "
         "coordinates where the open domain is the real line (log(theta - lower) and the like). "
-        "A length that does not settle with 4096 pieces (float nodes next to a finite end of "
-        "the domain cannot resolve the metric) is computed by mpmath quadrature of the metric "
-        "at 30 digits instead. Vectorized over pairs; d(p, p) == 0.", WIDTH - 4) + [
+        f"{fallback} Vectorized over pairs; d(p, p) == 0.", WIDTH - 4) + [
         "", "Raises GeodesicError where the metric cannot be evaluated between the points",
         "(never a silent number), with the other distances in its .distances (nan where a",
         "pair failed) and the failed indices in its .failures."]
