@@ -47,10 +47,43 @@ def gamma_rate_fisher(a, rate):
         return [[mpmath.psi(1, a), -1 / rate], [-1 / rate, a / rate**2]]
 
 
+#: The normal family with its variable and parameters named after the modules the verify
+#: stage and the generated code call (lambdify once bound an argument "mpmath" over the
+#: module: "'mpf' object has no attribute 'mpf'").
+MODULE_NAMES = """\
+name = "module_names"
+variable = "scipy"
+support = "real"
+density = "exp(-(scipy - itertools)**2/(2*mpmath**2))/sqrt(2*pi*mpmath**2)"
+
+[coordinates]
+itertools = "real"
+mpmath = "positive"
+"""
+
+
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
-    return generate_through_cli(tmp_path_factory.mktemp("names"), {"gamma_rate": GAMMA_RATE},
-                                "names")
+    return generate_through_cli(tmp_path_factory.mktemp("names"),
+                                {"gamma_rate": GAMMA_RATE, "module_names": MODULE_NAMES}, "names")
+
+
+def test_parameters_named_after_modules_derive_and_emit(generated):
+    """The normal family's metric diag(1, 2)/sigma**2 and its distance
+    2 sqrt(2) asinh(sqrt(dmu**2/2 + dsigma**2)/(2 sqrt(sigma1 sigma2))), in mpmath here."""
+    summary, modules = generated
+    assert summary["module_names"]["status"] == "ok"
+    module = modules["module_names"]
+    assert module.COORDINATES == ("itertools", "mpmath")
+    for mu, sigma in ((0.3, 1.7), (-40.0, 1e-3)):
+        expected = [[1 / sigma**2, 0.0], [0.0, 2 / sigma**2]]
+        assert np.allclose(module.fisher_information([mu, sigma]), expected, rtol=1e-15, atol=0)
+    with mpmath.workdps(30):
+        one, two = (mpmath.mpf("0.3"), mpmath.mpf("1.7")), (mpmath.mpf("-2"), mpmath.mpf("0.5"))
+        inner = mpmath.sqrt((one[0] - two[0]) ** 2 / 2 + (one[1] - two[1]) ** 2)
+        distance = 2 * mpmath.sqrt(2) * mpmath.asinh(inner / (2 * mpmath.sqrt(one[1] * two[1])))
+    got = module.rao_distance([0.3, 1.7], [-2.0, 0.5])
+    assert abs(got - distance) <= 1e-14 * distance
 
 
 def test_a_parameter_may_take_a_function_name(generated):

@@ -35,17 +35,15 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     if numeric:
         geometry = metric_only_geometry(spec.coordinate_symbols, fisher)
         names = ", ".join(sympy.sstr(fisher[e.row, e.column]) for e in numeric)
-        # A one-dimensional manifold has no curvature to miss, and its distance needs no
-        # connection: it is the integral of sqrt(g) along the segment.
-        missing = ("curvature", "Rao distance") if len(spec.coordinates) > 1 else ()
         unavailable = [Unavailable(quantity, f"not derived: the metric entries {names} are "
-                                   "known only numerically") for quantity in missing]
+                                   f"known only numerically{why}")
+                       for quantity, why in _missing_with_numeric_metric(spec)]
     else:
         geometry = derive_geometry(spec.coordinate_symbols, fisher)
         unavailable = list(geometry_unavailable(spec.coordinate_symbols, geometry))
     distance_started = time.perf_counter()
     distance = None
-    if numeric and len(spec.coordinates) == 1:
+    if numeric and not _missing_with_numeric_metric(spec):
         distance = numeric_metric_distance(spec, fisher)
     elif spec.multivariate and not numeric:
         try:
@@ -97,3 +95,19 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
         unavailable=tuple(unavailable),
         scores=scores(spec),
     )
+
+
+def _missing_with_numeric_metric(spec: FamilySpec) -> tuple[tuple[str, str], ...]:
+    """What a metric with entries known only numerically leaves underived, and the end of the
+    reason. A line has no curvature to miss, and its distance needs no connection: the
+    integral of sqrt(g) along the segment, delivered where each value of g is a quadrature.
+    On a support of infinitely many integers each value is a series summed term by term in
+    mpmath (a second for the Yule-Simon shape): the integral of such values is not verified,
+    nor delivered."""
+    if len(spec.coordinates) > 1:
+        return (("curvature", ""), ("Rao distance", ""))
+    support = spec.support
+    if support.kind == "integers" and not (support.lower.is_finite and support.upper.is_finite):
+        return (("Rao distance", ", each value an infinite series: the integral of sqrt(g) "
+                                 "over such values is beyond the verification's means"),)
+    return ()

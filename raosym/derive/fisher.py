@@ -547,7 +547,11 @@ def _integrable_at(spec: FamilySpec, integrand, values) -> bool:
     import mpmath
 
     x, support = spec.variable, spec.support
-    function = sympy.lambdify(x, integrand.subs(values), modules="mpmath")
+    # x as a Dummy (printed _x): lambdify binds the argument's name, and a variable called
+    # mpmath would hide the module.
+    hidden = sympy.Dummy(x.name, **x.assumptions0)
+    function = sympy.lambdify(hidden, integrand.subs(values).xreplace({x: hidden}),
+                              modules="mpmath")
     ends = [support.lower, support.upper, *(k.subs(values) for k in kinks(integrand, x))]
     with mpmath.workdps(60):
         for end in ends:

@@ -96,8 +96,23 @@ def _lambdified(expr: sympy.Expr, symbols: tuple, cse: bool) -> Callable:
     namespace = {"mpmath": _MpmathNamespace()}
     # Lists of expressions, kept as (hashable) tuples, give lists as lambdify's did.
     expr = with_complementary_erf(_thawed(expr))
-    return sympy.lambdify(list(symbols), expr, modules=[namespace, "mpmath"], printer=printer,
+    symbols, expr = hidden_arguments(symbols, expr)
+    return sympy.lambdify(symbols, expr, modules=[namespace, "mpmath"], printer=printer,
                           cse=cse and not _has_derivative(expr))
+
+
+def hidden_arguments(symbols, expr):
+    """The arguments as Dummies (named ``_`` + the name, which no parameter may start with)
+    and the expression in them: lambdify binds each argument's name in the namespace of the
+    function it prints, where a parameter called ``mpmath`` would hide the module."""
+    dummies = [sympy.Dummy(s.name, **s.assumptions0) for s in symbols]
+    replace = dict(zip(symbols, dummies))
+
+    def renamed(e):
+        return [renamed(item) for item in e] if isinstance(e, (list, tuple)) else (
+            sympy.sympify(e).xreplace(replace))
+
+    return dummies, renamed(expr)
 
 
 def _has_derivative(expr) -> bool:
@@ -114,7 +129,8 @@ def float_function(expr: sympy.Expr, symbols: Sequence[sympy.Symbol], *,
     """The same in double precision (mpmath's ``fp`` context): for quick first guesses that a
     high-precision computation then refines, never for a checked value."""
     printer = VerificationPrinter({"fully_qualified_modules": True, "strict": True})
-    return sympy.lambdify(list(symbols), expr, modules=[{"mpmath": _FloatNamespace()}],
+    symbols, expr = hidden_arguments(symbols, expr)
+    return sympy.lambdify(symbols, expr, modules=[{"mpmath": _FloatNamespace()}],
                           printer=printer, cse=cse and not _has_derivative(expr))
 
 

@@ -40,6 +40,12 @@ WIDTH = 92  # as the backend's docstrings
 #: Relative tolerance the numeric path guarantees (stated in the generated docstring, checked
 #: by the certificate in the generated solver and by tests/test_distance_accuracy.py).
 NUMERIC_TOLERANCE = 1e-10
+#: Most pieces of 16 Gauss-Legendre nodes the arc length of a line takes before it gives up
+#: (then falling back on mpmath's quadrature of the metric); for a metric known only
+#: numerically, where every node is a quadrature (and there is no mpmath form to fall back
+#: on), fewer: 64 pieces are 2,032 quadratures, on the line's pairs tried so far at most 7.
+MOST_PIECES = 4096
+NUMERIC_METRIC_MOST_PIECES = 64
 
 
 class ScalarPrinter(PythonCodePrinter):
@@ -117,8 +123,9 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
         if derivation.geometry.christoffel is None:
             # A metric known only numerically (one coordinate): the arc length integrates
             # the module's own quadrature of it, and has no mpmath metric to fall back on.
-            return {**context, "exact_arguments": None}
-        return {**context,
+            return {**context, "exact_arguments": None,
+                    "most_pieces": NUMERIC_METRIC_MOST_PIECES}
+        return {**context, "most_pieces": MOST_PIECES,
                 "field_unpack": _unpacking(_used_or_unused(coordinates, derivation, rename)),
                 # Printed for one coordinate too, though its arc length uses none of it: the
                 # float printers refuse, in words, a metric without a float implementation
@@ -332,9 +339,11 @@ def _arc_length_lines(numeric_metric: bool) -> list[str]:
               "node costs a quadrature: a pair takes at least 112 of them)"
               if numeric_metric else
               "sqrt(fisher_information) (the cancellation-free metric of this module)")
-    fallback = ("A length that does not settle with 4096 pieces raises GeodesicError (the "
-                "metric has no mpmath form here to fall back on)." if numeric_metric else
-                "A length that does not settle with 4096 pieces (float nodes next to a finite "
+    fallback = (f"A length that does not settle with {NUMERIC_METRIC_MOST_PIECES} pieces "
+                "raises GeodesicError (the metric has no mpmath form here to fall back on)."
+                if numeric_metric else
+                f"A length that does not settle with {MOST_PIECES} pieces (float nodes next to "
+                "a finite "
                 "end of the domain cannot resolve the metric) is computed by mpmath quadrature "
                 "of the metric at 30 digits instead.")
     return textwrap.wrap(
