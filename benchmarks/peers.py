@@ -23,7 +23,10 @@ after the timing, for accuracy only. A function a peer lacks is printed as "not 
 The RDP curves are at the 156 orders of benchmarks/performance.py (sensitivity 1, sigma = 4,
 b = 2); the conversion is 52 composed Gaussians at delta = 1e-6, each tool's reported epsilon
 against the exact minimum over continuous alpha of the conversion raosym and dp_accounting
-use (Balle et al. 2020), found with mpmath.
+use (Balle et al. 2020), found with mpmath. autodp's RDP functions take one order at a time
+(its curve is a loop over the orders); dp_accounting has no public curve function (its curve
+is an RdpAccountant built and composed once, read from ``_rdp``); each tool's conversion
+includes building its composition of 52.
 
 Never part of the pass/fail suite. Run ``raosym generate`` first.
 
@@ -77,7 +80,8 @@ def peer_python(envs: Path, peer: str) -> tuple[Path | None, str]:
         done = subprocess.run(step, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
-            return None, f"{' '.join(step[-len(pins):])} failed: {last}"
+            what = "python -m venv" if "venv" in step else "pip install " + " ".join(pins)
+            return None, f"{what} failed: {last}"
     marker.write_text("\n".join(pins))
     return python, "installed"
 
@@ -340,6 +344,8 @@ def geomstats_section(arguments, folder: Path, rounds: int, count: int) -> None:
             notes.append("not available in raosym (" + (
                 f"no dirichlet3 module: {dirichlet_status}" if dirichlet is None
                 else "dirichlet3 delivers no Rao distance") + ")")
+        if family == "categorical" and name.endswith("check") and theirs is not None:
+            notes.append("geomstats gets p3 = 1 - p1 - p2 rounded to a float")
         if name in missing:
             notes.append(f"geomstats {version} failed: {missing[name]}")
         exact = metric_reference if quantity == "metric" else distance_reference
@@ -406,11 +412,16 @@ def privacy_section(arguments, folder: Path, rounds: int) -> None:
 
     gaussian = load(arguments.generated, "gaussian_location")
     laplace = load(arguments.generated, "laplace_location")
-    curve = accounting.load_mechanism("gaussian_location", arguments.generated.parent).curve(
-        sensitivity=1.0, sigma=SIGMA).repeated(COUNT)
+    mechanism = accounting.load_mechanism("gaussian_location", arguments.generated.parent)
+
+    def conversion():
+        """Composed inside the timing, as the peers' accountants are."""
+        curve = mechanism.curve(sensitivity=1.0, sigma=SIGMA).repeated(COUNT)
+        return accounting.dp_epsilon(curve, DELTA).epsilon
+
     ours = {"gaussian_rdp": lambda: gaussian.rdp_epsilon(ORDERS, sensitivity=1.0, sigma=SIGMA),
             "laplace_rdp": lambda: laplace.rdp_epsilon(ORDERS, sensitivity=1.0, b=B),
-            "conversion": lambda: accounting.dp_epsilon(curve, DELTA).epsilon}
+            "conversion": conversion}
     (folder / "inputs.json").write_text(json.dumps(
         {"orders": ORDERS.tolist(), "sigma": SIGMA, "b": B, "count": COUNT, "delta": DELTA}))
     python, status = peer_python(arguments.envs, "autodp")
