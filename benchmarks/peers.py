@@ -351,9 +351,11 @@ def geomstats_section(arguments, folder: Path, rounds: int, count: int) -> None:
         exact = metric_reference if quantity == "metric" else distance_reference
         geometry_row(name, arrays, ours, theirs, peer_times.get(name), exact, rounds, count,
                      notes)
-    print(f"  normal with fixed covariance (normal2_fixed), isotropic vector (gaussian_vector3):"
-          f" not available in geomstats {version} (its multivariate families let the covariance"
-          f" vary: DiagonalNormalDistributions, GeneralNormalDistributions)")
+    if report is not None:
+        print(f"  normal with fixed covariance (normal2_fixed), isotropic vector "
+              f"(gaussian_vector3): not available in geomstats {version} (its multivariate "
+              f"families let the covariance vary: DiagonalNormalDistributions, "
+              f"GeneralNormalDistributions)")
 
 
 # ----------------------------------------------------------------------------- privacy
@@ -446,13 +448,12 @@ def privacy_section(arguments, folder: Path, rounds: int) -> None:
             ("dp_acc", dp_times, {name: function() for name, function in dp.items()} if dp else None)):
         header(f"RDP curves and conversion: raosym vs {peer} (CPU time per call)", peer)
         for name, label in labels.items():
+            our_error = relative_error(ours[name](), exact[name])
             if not times:
-                row(label, our_times[name], None, note=f"{peer} not measured")
+                row(label, our_times[name], None, our_error, note=f"{peer} not measured")
                 continue
-            theirs = values[name]
-            row(label, our_times[name], times[name],
-                relative_error(ours[name](), exact[name]),
-                relative_error(theirs, exact[name]))
+            row(label, our_times[name], times[name], our_error,
+                relative_error(values[name], exact[name]))
     print(f"  epsilon at delta = {DELTA:g}: exact minimum over alpha {exact['conversion']:.15g};"
           f" raosym {ours['conversion']():.15g}"
           + (f"; dp_accounting {dp['conversion']():.15g}" if dp else "")
