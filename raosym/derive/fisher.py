@@ -547,9 +547,9 @@ def _integrable_at(spec: FamilySpec, integrand, values) -> bool:
     import mpmath
 
     x, support = spec.variable, spec.support
-    # x as a Dummy (printed _x): lambdify binds the argument's name, and a variable called
-    # mpmath would hide the module.
-    hidden = sympy.Dummy(x.name, **x.assumptions0)
+    # x renamed _x (no parameter starts with _): lambdify binds the argument's name, and a
+    # variable called mpmath would hide the module.
+    hidden = sympy.Symbol(f"_{x.name}", **x.assumptions0)
     function = sympy.lambdify(hidden, integrand.subs(values).xreplace({x: hidden}),
                               modules="mpmath")
     ends = [support.lower, support.upper, *(k.subs(values) for k in kinks(integrand, x))]

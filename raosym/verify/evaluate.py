@@ -102,17 +102,19 @@ def _lambdified(expr: sympy.Expr, symbols: tuple, cse: bool) -> Callable:
 
 
 def hidden_arguments(symbols, expr):
-    """The arguments as Dummies (named ``_`` + the name, which no parameter may start with)
-    and the expression in them: lambdify binds each argument's name in the namespace of the
-    function it prints, where a parameter called ``mpmath`` would hide the module."""
-    dummies = [sympy.Dummy(s.name, **s.assumptions0) for s in symbols]
-    replace = dict(zip(symbols, dummies))
+    """The arguments renamed ``_`` + their name (which no parameter may start with), with
+    the same assumptions, and the expression in them: lambdify binds each argument's name in
+    the namespace of the function it prints, where a parameter called ``mpmath`` would hide
+    the module. Symbols, not Dummies: a Dummy's sort key holds its creation count, and the
+    printed code (so its last bits) would depend on the order families are worked on."""
+    hidden = [sympy.Symbol(f"_{s.name}", **s.assumptions0) for s in symbols]
+    replace = dict(zip(symbols, hidden))
 
     def renamed(e):
         return [renamed(item) for item in e] if isinstance(e, (list, tuple)) else (
             sympy.sympify(e).xreplace(replace))
 
-    return dummies, renamed(expr)
+    return hidden, renamed(expr)
 
 
 def _has_derivative(expr) -> bool:
