@@ -129,9 +129,9 @@ def _factor_spec(spec: FamilySpec, mechanism: Mechanism, variables, steps) -> Fa
     steps.append(ProofStep(
         "The density is the product of one factor per coordinate:",
         sympy.Function("f")(*variables), sympy.Mul(*copies, evaluate=False),
-        f"with phi read at the origin, phi({variables[0]}; {locations[0]}) = "
-        "f(x_1, 0, ..., 0; m_1, 0, ..., 0) / f(0; 0)^((d-1)/d); the logarithms of the two "
-        "sides agree term by term, and phi integrates to 1 since f does", "product density",
+        "phi is f with every other variable and location set to 0, divided by the "
+        "(d - 1)/d-th power of f at the origin; the logarithms of the two sides agree term by "
+        "term, and phi integrates to 1 since f does", "product density",
         chain=(), also=((sympy.Function("phi")(variables[0], locations[0]), factor),)))
     location = mechanism.locations[0]
     used = factor.free_symbols
@@ -165,12 +165,13 @@ def _rao_supremum(norm: str, theta, metric, delta, steps) -> None:
     """``sup d_R = sqrt(g) Delta`` over the ball of either norm."""
     if sympy.simplify(theta - delta * sympy.sqrt(metric)) != 0:
         raise DerivationError(f"the factor's budget {theta} is not Delta sqrt(g)")
-    h = sympy.Symbol("|h|_2", nonnegative=True)
-    reason = ("the metric is constant, so the geodesics are segments and d_R = sqrt(g) |h|_2; "
-              + ("on the l2 ball |h|_2 <= Delta, with equality on the sphere"
+    h = sympy.Symbol("r", nonnegative=True)
+    reason = ("the metric is constant, so the geodesics are segments and d_R = sqrt(g) r, with "
+              "r the Euclidean length of the shift h; "
+              + ("on the l2 ball r <= Delta, with equality on the sphere"
                  if norm == "l2" else
-                 "on the l1 ball |h|_2 <= |h|_1 <= Delta, with equality at the vertices "
-                 "+-Delta e_i"))
+                 "on the l1 ball r is at most the l1 norm of h, at most Delta, with equality "
+                 "at the vertices h = Delta e_i and h = -Delta e_i"))
     steps.append(ProofStep(
         f"Rao-DP budget: the supremum of the Rao distance over shifts h of {NORM_NAMES[norm]} "
         f"norm at most {delta}.", sympy.Symbol("theta"), theta, reason, "rao-dp",
@@ -185,11 +186,13 @@ def _curve_supremum(norm: str, curve, delta, steps) -> tuple[str, str]:
                               "the sensitivity ball is not derived")
     steps.append(ProofStep(
         "The Renyi divergence of a shift h adds over the coordinates:",
-        sympy.Symbol("D_alpha(h)"), sympy.Symbol("sum_i D_alpha(h_i)"),
+        sympy.Function("D_alpha")(sympy.Symbol("h")),
+        sympy.Sum(sympy.Function("D_alpha")(sympy.Symbol("h_i")), (sympy.Symbol("i"), 1,
+                                                                     sympy.Symbol("d"))),
         "the integrand f_D^alpha f_D'^(1-alpha) is a product of one factor per coordinate, so "
         "its integral is the product of the coordinates' integrals (Fubini), and the logarithm "
         "a sum; the same holds for the KL divergence; each term is at most the factor's curve "
-        "eps(|h_i|) (the larger direction)", "product density"))
+        "at the shift |h_i| (the larger direction)", "product density"))
     if norm == "l2":
         return _quadratic_supremum(curve, delta, steps)
     return _convex_supremum(curve, delta, steps)
@@ -201,12 +204,13 @@ def _quadratic_supremum(curve, delta, steps) -> tuple[str, str]:
         if sympy.simplify(form / delta**2).has(delta):
             raise DerivationError(f"the factor's {name} {sympy.sstr(form)} is not quadratic in "
                                   f"{delta}, so its supremum over the l2 ball is not derived")
-    why = ("each coordinate's curve is c t^2 in its shift t, so the sum is c |h|_2^2, at most "
-           "c Delta^2 on the l2 ball and equal to it everywhere on the sphere")
+    why = ("each coordinate's curve is c(alpha) t**2 in its shift t, so the sum is c(alpha) "
+           "times the squared Euclidean length of h, at most c(alpha) Delta**2 on the l2 ball "
+           "and equal to it everywhere on the sphere")
     steps.append(ProofStep(
-        f"The supremum over the l2 ball |h|_2 <= {delta} (every shift on the sphere attains it):",
-        sympy.Symbol("epsilon(alpha)"), curve.textbook, why, "rdp supremum",
-        chain=(sympy.Symbol("c(alpha)") * delta**2,)))
+        f"The supremum over the l2 ball of radius {delta} (every shift on the sphere attains "
+        "it):", sympy.Function("epsilon")(ALPHA), curve.textbook, why, "rdp supremum",
+        chain=(sympy.Function("c")(ALPHA) * delta**2,)))
     return "every shift on the sphere |h|_2 = Delta", why
 
 
@@ -224,17 +228,17 @@ def _convex_supremum(curve, delta, steps) -> tuple[str, str]:
                                   "its supremum over the l1 ball is not derived")
         steps.append(ProofStep(
             f"The factor's {name} is convex in the shift (alpha = 1 + u, u > 0):",
-            sympy.Derivative(sympy.Symbol("epsilon"), delta, 2), second,
+            sympy.Derivative(sympy.Function("epsilon")(delta), delta, 2), second,
             "every factor of the second derivative is non-negative", "rdp supremum"))
-    why = ("each coordinate's curve eps(t) is convex in t >= 0 and vanishes at 0, hence "
-           "superadditive (eps(a) + eps(b) <= eps(a + b)) and nondecreasing, so "
-           "sum_i eps(|h_i|) <= eps(|h|_1) <= eps(Delta), with equality at the vertices "
-           "+-Delta e_i; Mironov (2017), Table II, states the Laplace curve for l1 "
-           "sensitivity")
+    why = ("each coordinate's curve epsilon(t) is convex in t >= 0 and vanishes at 0, hence "
+           "superadditive (epsilon(a) + epsilon(b) <= epsilon(a + b)) and nondecreasing, so "
+           "the sum over the coordinates is at most epsilon at the l1 norm of h, at most "
+           "epsilon(Delta), with equality at the vertices h = Delta e_i and h = -Delta e_i; "
+           "Mironov (2017), Table II, states the Laplace curve for l1 sensitivity")
     steps.append(ProofStep(
-        f"The supremum over the l1 ball |h|_1 <= {delta} sits at a vertex h = {delta} e_1:",
-        sympy.Symbol("epsilon(alpha)"), curve.textbook, why, "rdp supremum"))
-    return "the vertices h = +-Delta e_i of the l1 ball", why
+        f"The supremum over the l1 ball of radius {delta} sits at a vertex h = {delta} e_1:",
+        sympy.Function("epsilon")(ALPHA), curve.textbook, why, "rdp supremum"))
+    return "the vertices h = Delta e_i and h = -Delta e_i of the l1 ball", why
 
 
 __all__ = ["VectorLift", "derive_vector_mechanism"]
