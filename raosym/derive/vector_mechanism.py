@@ -139,7 +139,9 @@ def _factor_spec(spec: FamilySpec, mechanism: Mechanism, variables, steps) -> Fa
         name=f"{spec.name}_factor", title=f"one coordinate of {spec.title}",
         reference=spec.reference, path=spec.path, sha256=spec.sha256, variable=variables[0],
         support=spec.supports[0], density=factor, coordinates=(location,),
-        constants=tuple(p for p in spec.constants if p.symbol in used),
+        # Every other parameter the factor uses (a coordinate too) is held fixed in it.
+        constants=tuple(dataclasses.replace(p, role="constant") for p in spec.parameters
+                        if p.symbol in used and p.symbol != location.symbol),
         mechanism=Mechanism(kind="additive", location=location, scale=mechanism.scale,
                             sensitivity=mechanism.sensitivity))
 

@@ -285,6 +285,7 @@ def _vector_context(mechanism) -> dict | None:
             "that ball")
     x1 = lift.variables[0]
     return {
+        "norm": lift.norm,
         "rao": (f"{ball}: the metric is constant, so d_R = sqrt(g) |h|_2, and |h|_2 <= "
                 "sensitivity on the ball (l2), or |h|_2 <= |h|_1 <= sensitivity (l1), with "
                 "equality on the sphere or at a vertex."),
