@@ -39,7 +39,7 @@ from dataclasses import dataclass
 import sympy
 
 from raosym.derive.divergence import ALPHA
-from raosym.derive.mechanism import MechanismDerivation, additive_mechanism
+from raosym.derive.mechanism import THETA, MechanismDerivation, additive_mechanism
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
 from raosym.spec.model import FamilySpec, Mechanism
@@ -176,8 +176,8 @@ def _rao_supremum(norm: str, theta, metric, delta, steps) -> None:
                  "at the vertices h = Delta e_i and h = -Delta e_i"))
     steps.append(ProofStep(
         f"Rao-DP budget: the supremum of the Rao distance over shifts h of {NORM_NAMES[norm]} "
-        f"norm at most {delta}.", sympy.Symbol("theta"), theta, reason, "rao-dp",
-        chain=(h * sympy.sqrt(metric),)))
+        f"norm at most {delta}.", sympy.Symbol("d_R"), h * sympy.sqrt(metric), reason,
+        "rao-dp", also=((THETA, theta),)))
 
 
 def _curve_supremum(norm: str, curve, delta, steps) -> tuple[str, str]:
