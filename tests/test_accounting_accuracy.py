@@ -223,6 +223,9 @@ REFERENCES = {
     "bernoulli": RandomizedResponse(),
     "gaussian": GAUSSIAN,
     "gaussian_location": GAUSSIAN,
+    # MATH.md §6: the l2 vector Gaussian mechanism has theta = Delta/sigma and the RDP curve
+    # alpha Delta^2/(2 sigma^2), Delta the l2 sensitivity: the scalar Gaussian's.
+    "gaussian_mechanism3": GAUSSIAN,
     "laplace": LAPLACE,
     "laplace_location": LAPLACE,
     "cauchy": Additive("s", lambda values: _cauchy, fisher=lambda values: mp.mpf(1) / 2),

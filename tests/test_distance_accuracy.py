@@ -170,6 +170,8 @@ REFERENCES = {
     "geometric": (one_coordinate(_geometric), {}),
     "normal2_fixed": (_mahalanobis, {"s1": 0.8, "s2": 2.5, "rho": 0.6}),
     "gaussian_vector3": (_isotropic, {"sigma": 0.7}),
+    # The same isotropic normal, as a vector mechanism (tests/test_vector_mechanisms.py).
+    "gaussian_mechanism3": (_isotropic, {"sigma": 0.7}),
     "categorical3": (_round_sphere, {}),
 }
 CLOSED_FAMILIES = sorted(REFERENCES)
@@ -256,6 +258,7 @@ GRIDS = {
     "bernoulli": _probability_grid, "binomial": _probability_grid,
     "geometric": _probability_grid,
     "normal2_fixed": _mean_grid(2), "gaussian_vector3": _mean_grid(3),
+    "gaussian_mechanism3": _mean_grid(3),
     "categorical3": _simplex_grid,
 }
 
@@ -332,7 +335,7 @@ def _random_point(name, draw):
     if grid is _simplex_grid:
         first = draw(st.floats(1e-9, 1 - 1e-6))
         return (first, (1 - first) * draw(st.floats(1e-9, 1 - 1e-9)))
-    if name in ("normal2_fixed", "gaussian_vector3"):
+    if name in ("normal2_fixed", "gaussian_vector3", "gaussian_mechanism3"):
         return tuple(draw(st.floats(-1e6, 1e6)) for _ in range(len(GRIDS[name]()[0][0])))
     return (draw(st.floats(1e-9, 1 - 1e-9)),)
 

@@ -139,7 +139,8 @@ def test_a_parameter_named_like_the_sensitivity_is_refused(tmp_path):
 def test_catalog_mechanisms():
     kinds = {path.stem: load_spec(path).mechanism for path in DERIVATIONS.glob("*.toml")}
     additive = {"gaussian", "gaussian_location", "laplace", "laplace_location",
-                "generalized_gaussian", "cauchy", "logistic", "student_t"}
+                "generalized_gaussian", "cauchy", "logistic", "student_t",
+                "gaussian_mechanism3"}  # a vector location (tests/test_vector_mechanisms.py)
     assert {name for name, m in kinds.items() if m and m.kind == "additive"} == additive
     assert kinds["bernoulli"].kind == "neighbour"
 

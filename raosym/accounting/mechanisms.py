@@ -48,6 +48,9 @@ class Mechanism:
     rao_dp_parameter: Callable | None = None
     domains: dict = field(default_factory=dict)
     source: str = ""
+    #: The norm (``"l2"``, ``"l1"``) the sensitivity bounds for a vector query, from the
+    #: module's ``MECHANISM_SENSITIVITY_NORM``; None for a scalar one.
+    sensitivity_norm: str | None = None
 
     def check(self, values: dict) -> dict:
         """The parameter values as floats, every parameter present and no unknown one."""
@@ -153,9 +156,10 @@ def load_mechanism(name: str, generated: str | os.PathLike | None = None,
     domains = getattr(module, "MECHANISM_DOMAINS", None)
     if not (isinstance(domains, dict) and set(parameters) <= set(domains)):
         domains = _domains(name, parameters, derivations)  # a module generated before them
+    norm = getattr(module, "MECHANISM_SENSITIVITY_NORM", None)
     return Mechanism(name=name, parameters=parameters, rdp_epsilon=rdp, **functions,
                      domains={p: tuple(map(float, domains[p])) for p in parameters},
-                     source=str(path))
+                     source=str(path), sensitivity_norm=norm if isinstance(norm, str) else None)
 
 
 def _unknown_mechanism(name: str, path: Path, folder: Path) -> str:

@@ -41,6 +41,8 @@ def account(releases, *, delta: float = 1e-6) -> dict:
         curves.append(mechanism.curve(**values).repeated(count))
         row = {"mechanism": mechanism.name, "module": mechanism.source, "parameters": values,
                "repeat": count}
+        if mechanism.sensitivity_norm is not None:
+            row["sensitivity_norm"] = mechanism.sensitivity_norm  # a vector query
         if mechanism.rao_dp_theta is not None:
             row["theta_per_release"] = mechanism.theta(**values)
             thetas.append(repeated_rao(row["theta_per_release"], count))

@@ -160,6 +160,9 @@ def _account_text(summary: dict) -> str:
         count = row["repeat"]
         line = (f"{row['mechanism']} ({describe_values(row['parameters'])}) × {count} "
                 f"[{row['module']}]")
+        if "sensitivity_norm" in row:
+            line += (f"\n  sensitivity bounds the {row['sensitivity_norm']} norm of the vector "
+                     "query's change (every value below is the supremum over that ball)")
         if "theta_per_release" in row:
             line += f"\n  Rao-DP θ = {row['theta_per_release']:.10g} per release"
         if "kl_per_release" in row:

@@ -65,10 +65,10 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
             f"geodesics) for one and two coordinates; this family has {len(spec.coordinates)}"))
     distance_seconds = time.perf_counter() - distance_started
     mechanism = None
-    if spec.mechanism is not None and spec.multivariate:
+    if spec.mechanism is not None and spec.multivariate and not spec.mechanism.vector:
         unavailable.append(Unavailable(
-            "privacy accounting", "not derived: the accounting of a mechanism of several "
-            "variables is not implemented yet"))
+            "privacy accounting", "not derived: a mechanism of several variables is derived "
+            'for a vector location (location = ["m1", ...] with sensitivity = "l2" or "l1")'))
     elif spec.mechanism is not None:
         try:
             mechanism = derive_mechanism(spec, fisher, distance, budget=budget)

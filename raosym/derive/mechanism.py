@@ -75,6 +75,9 @@ class MechanismDerivation:
     steps: tuple[ProofStep, ...]
     #: The symbol of the Rao-DP budget in the calibration.
     budget: sympy.Symbol = THETA
+    #: A vector mechanism's lift of its factor's accounting to the sensitivity ball
+    #: (:class:`raosym.derive.vector_mechanism.VectorLift`); None for a scalar mechanism.
+    vector: object | None = None
 
 
 def derive_mechanism(spec: FamilySpec, fisher: sympy.Matrix, distance,
@@ -83,15 +86,22 @@ def derive_mechanism(spec: FamilySpec, fisher: sympy.Matrix, distance,
     mechanism = spec.mechanism
     if mechanism is None:
         return None
+    if mechanism.vector:
+        from raosym.derive.vector_mechanism import derive_vector_mechanism
+
+        return derive_vector_mechanism(spec, fisher, budget)
     if mechanism.kind == "additive":
-        return _additive(spec, fisher, budget)
+        return additive_mechanism(spec, fisher, budget)
     return _neighbour(spec, distance, budget)
 
 
 # ----------------------------------------------------------------------------- additive
 
 
-def _additive(spec: FamilySpec, fisher: sympy.Matrix, budget: float) -> MechanismDerivation:
+def additive_mechanism(spec: FamilySpec, fisher: sympy.Matrix,
+                       budget: float) -> MechanismDerivation:
+    """A scalar additive mechanism (also the factor of a vector one, whose lift is in
+    :mod:`raosym.derive.vector_mechanism`)."""
     mechanism = spec.mechanism
     mu, scale, delta = mechanism.location.symbol, mechanism.scale.symbol, mechanism.sensitivity
     x = spec.variable

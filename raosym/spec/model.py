@@ -127,10 +127,23 @@ class Mechanism:
     scale: Parameter | None = None
     neighbour: tuple[tuple[sympy.Symbol, sympy.Expr], ...] = ()
     sensitivity: sympy.Symbol = sympy.Symbol("Delta", positive=True)
+    #: A vector additive mechanism (``location = ["m1", "m2", "m3"]``): every location
+    #: coordinate in order, and the norm (``"l2"`` or ``"l1"``) in which ``sensitivity``
+    #: bounds the shift ``h(D) - h(D')``. ``location`` is then the first of them, the one
+    #: the worst-case pair ``h = Delta e_1`` moves. Empty and None for a scalar mechanism.
+    locations: tuple[Parameter, ...] = ()
+    norm: str | None = None
+
+    @property
+    def vector(self) -> bool:
+        """Whether the query value is a vector (several location coordinates and a norm)."""
+        return self.norm is not None
 
     @property
     def moved(self) -> tuple[sympy.Symbol, ...]:
         """The data-dependent coordinates (the coordinates of the mechanism's manifold)."""
+        if self.vector:
+            return tuple(p.symbol for p in self.locations)
         if self.kind == "additive":
             return (self.location.symbol,)
         return tuple(symbol for symbol, _ in self.neighbour)

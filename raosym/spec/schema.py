@@ -32,7 +32,9 @@ from raosym.spec.parser import RESERVED_NAMES, parse_expression
 REQUIRED_KEYS = ("name", "variable", "support", "density", "coordinates")
 OPTIONAL_KEYS = ("title", "reference", "constants", "mechanism", "variables")
 ALLOWED_KEYS = REQUIRED_KEYS + OPTIONAL_KEYS
-MECHANISM_KEYS = ("location", "scale", "neighbour")
+MECHANISM_KEYS = ("location", "scale", "sensitivity", "neighbour")
+#: The norms a vector mechanism's sensitivity may be measured in (``sensitivity = "l2"``).
+SENSITIVITY_NORMS = ("l2", "l1")
 #: The symbol of a mechanism's sensitivity (|h(D) - h(D')| for adjacent datasets).
 SENSITIVITY_NAME = "Delta"
 
@@ -502,12 +504,60 @@ class _SpecBuilder:
     def _additive_mechanism(self, table, coordinates, parameters) -> Mechanism:
         locations = {p.name: p for p in coordinates
                      if p.domain.lower == -sympy.oo and p.domain.upper == sympy.oo}
+        if isinstance(table.get("location"), list):
+            return self._vector_mechanism(table, locations, parameters)
+        if "sensitivity" in table:
+            raise self._error("'sensitivity' names the norm of a vector location (location = "
+                              '["m1", "m2"]); a scalar location has no norm to choose: remove '
+                              "it", "mechanism.sensitivity")
         location = self._mechanism_name(table, "location", locations,
                                         "a coordinate over the whole real line")
-        scales = {p.name: p for p in parameters.values()
-                  if p.name != location.name and p.symbol.is_positive}
-        scale = self._mechanism_name(table, "scale", scales, "a positive parameter")
+        scale = self._mechanism_scale(table, parameters, {location.name})
         return Mechanism(kind="additive", location=location, scale=scale)
+
+    def _mechanism_scale(self, table, parameters, locations) -> Parameter:
+        """The fixed noise scale: a positive parameter that is not a location."""
+        scales = {p.name: p for p in parameters.values()
+                  if p.name not in locations and p.symbol.is_positive}
+        return self._mechanism_name(table, "scale", scales, "a positive parameter")
+
+    def _vector_mechanism(self, table, candidates, parameters) -> Mechanism:
+        """``location = ["m1", "m2", ...]`` with ``sensitivity = "l2"`` or ``"l1"``: the
+        query value is a vector and the sensitivity bounds its shift in that norm."""
+        names = table["location"]
+        if len(names) < 2:
+            raise self._error("a vector location lists two or more coordinates; for one, write "
+                              'location = "mu"', "mechanism.location")
+        for name in names:
+            if not isinstance(name, str):
+                raise self._error("expected the names of coordinates, found "
+                                  f"{_describe_value(name)} in the list", "mechanism.location")
+            if name not in candidates:
+                raise self._error(f"'{name}' is not a coordinate over the whole real line; "
+                                  f"expected some of: {', '.join(candidates) or 'none declared'}",
+                                  "mechanism.location")
+        if len(set(names)) != len(names):
+            raise self._error("a coordinate is listed twice in the vector location",
+                              "mechanism.location")
+        norm = self._sensitivity_norm(table)
+        locations = tuple(candidates[name] for name in names)
+        scale = self._mechanism_scale(table, parameters, set(names))
+        return Mechanism(kind="additive", location=locations[0], scale=scale,
+                         locations=locations, norm=norm)
+
+    def _sensitivity_norm(self, table) -> str:
+        """``sensitivity``: the norm of the shift between adjacent datasets, a required choice
+        (the supremum over the ball, and so the budget, depends on it)."""
+        if "sensitivity" not in table:
+            raise self._error("a vector location needs 'sensitivity', the norm its shift "
+                              f"between adjacent datasets is bounded in: one of "
+                              f"{', '.join(map(repr, SENSITIVITY_NORMS))}", "mechanism")
+        norm = table["sensitivity"]
+        if not isinstance(norm, str) or norm not in SENSITIVITY_NORMS:
+            expected = " or ".join(map(repr, SENSITIVITY_NORMS))
+            raise self._error(f"expected the sensitivity norm {expected}, found "
+                              f"{_describe_value(norm)}", "mechanism.sensitivity")
+        return norm
 
     def _neighbour_mechanism(self, value, coordinates, parameters) -> Mechanism:
         if not isinstance(value, dict) or not value:

@@ -20,6 +20,8 @@ mechanism. Every quantity is recomputed independently of its closed form, at
 
 from __future__ import annotations
 
+import dataclasses
+
 import mpmath
 import sympy
 
@@ -85,10 +87,17 @@ def divergence_checks(derivation, make_check) -> list:
     if mechanism is None:
         return []
     checks = []
+    # A vector mechanism: the scalar checks run on its factor's family, then the lift's.
+    lift = mechanism.vector
+    scalar = derivation if lift is None else dataclasses.replace(derivation, spec=lift.factor)
     with mpmath.workdps(WORKING_DIGITS):
-        for point in mechanism_points(derivation):
-            checks += _theta_checks(derivation, point, make_check)
-            checks += _renyi_checks(derivation, point, make_check)
+        for point in mechanism_points(scalar):
+            checks += _theta_checks(scalar, point, make_check)
+            checks += _renyi_checks(scalar, point, make_check)
+        if lift is not None:
+            from raosym.verify.vector_mechanism import vector_checks
+
+            checks += vector_checks(derivation, make_check)
     return checks
 
 
@@ -219,14 +228,20 @@ def mechanism_report(verified) -> dict | None:
 
     quantities: dict = {}
     for check in verified.checks:
-        if check.quantity.startswith(("renyi", "kl", "rao_dp")):
+        if check.quantity.startswith(("renyi", "kl", "rao_dp", "product_density")):
             entry = quantities.setdefault(check.quantity, {"points": 0, "min_digits": 99.0,
                                                            "required_digits": check.required})
             entry["points"] += 1
             entry["min_digits"] = min(entry["min_digits"], check.digits)
+    lift = mechanism.vector
     return {
         "kind": mechanism.kind,
         "manifold": mechanism.manifold,
+        # A vector location: the norm Delta bounds, the dimension and where the supremum
+        # over the ball is attained (None for a scalar mechanism).
+        "sensitivity_norm": None if lift is None else lift.norm,
+        "dimension": None if lift is None else lift.dimension,
+        "supremum_attained": None if lift is None else lift.attained,
         "arguments": [symbol.name for symbol in mechanism.arguments],
         "rao_dp_theta": text(mechanism.theta),
         "rao_dp_theta_stable": text(mechanism.theta_stable),

@@ -22,7 +22,10 @@ from raosym.functions import expm1mx
 from raosym.verify.checks import Verified
 
 #: Quantities of the verification record that belong to the mechanism.
-QUANTITIES = ("rao_dp_theta", "renyi", "renyi_stable", "renyi_numeric", "kl", "kl_stable")
+QUANTITIES = ("rao_dp_theta", "renyi", "renyi_stable", "renyi_numeric", "kl", "kl_stable",
+              # a vector mechanism's lift to the sensitivity ball (raosym.verify.vector_mechanism)
+              "product_density", "renyi_vector_shift", "kl_vector_shift", "renyi_ball_supremum",
+              "kl_ball_supremum", "rao_dp_ball_supremum")
 
 
 def accounting_context(verified: Verified, printer: ProofPrinter, steps) -> dict | None:
@@ -58,8 +61,20 @@ def accounting_context(verified: Verified, printer: ProofPrinter, steps) -> dict
         "kl": printer.doprint(curve.kl) if curve.kl is not None else "",
         "checks": _checks(verified),
         "comparison": _comparison(verified, printer),
+        "vector": _vector(mechanism),
     }
     return context
+
+
+def _vector(mechanism) -> dict | None:
+    """A vector mechanism's norm and dimension, for the prose that states the ball the
+    sensitivity bounds and why the supremum over it is the one-coordinate curve at Delta."""
+    lift = mechanism.vector
+    if lift is None:
+        return None
+    return {"norm": lift.norm, "dimension": lift.dimension,
+            "norm_tex": {"l2": r"\ell_2", "l1": r"\ell_1"}[lift.norm],
+            "subscript": lift.norm[1:]}
 
 
 def _checks(verified: Verified) -> list[dict]:

@@ -239,6 +239,7 @@ def accounting_context(verified: Verified) -> dict | None:
         "outputs": _outputs_context(spec, mechanism, rename, scalars, names),
         "tolerance": repr(QUADRATURE_TOLERANCE),
     }
+    context["vector"] = _vector_context(mechanism)
     if mechanism.calibration is not None:
         context["calibration"] = {
             "name": "rao_dp_scale" if mechanism.kind == "additive" else "rao_dp_parameter",
@@ -269,6 +270,33 @@ def accounting_context(verified: Verified) -> dict | None:
         context["numeric"] = context["outputs"]
     context["uses_math"] = _uses_math(context)
     return context
+
+
+def _vector_context(mechanism) -> dict | None:
+    """The docstrings' paragraphs of a vector mechanism: which ball the sensitivity bounds,
+    where each supremum is attained and why (as derived), and what the outputs' functions of
+    one coordinate stand for; None for a scalar mechanism."""
+    lift = mechanism.vector
+    if lift is None:
+        return None
+    norm = {"l2": "l2 (Euclidean)", "l1": "l1"}[lift.norm]
+    ball = (f"Vector mechanism: sensitivity bounds the {norm} norm of the shift h(D) - h(D') "
+            f"of the {lift.dimension}-dimensional query, and the value is the supremum over "
+            "that ball")
+    x1 = lift.variables[0]
+    return {
+        "norm": lift.norm,
+        "rao": (f"{ball}: the metric is constant, so d_R = sqrt(g) |h|_2, and |h|_2 <= "
+                "sensitivity on the ball (l2), or |h|_2 <= |h|_1 <= sensitivity (l1), with "
+                "equality on the sphere or at a vertex."),
+        "curve": f"{ball}, attained at {lift.attained}: {lift.justification}.",
+        "outputs": (f"Vector mechanism: {x1} is the first coordinate of the "
+                    f"{lift.dimension}-dimensional output at the locations m (dataset D) and "
+                    f"m + sensitivity e_1 (D'), a shift where the RDP supremum is attained; the "
+                    "other coordinates have one law on both datasets and cancel in the loss. "
+                    "That this pair's loss distribution dominates every other shift in the ball "
+                    "is not derived."),
+    }
 
 
 def _uses_math(context: dict) -> bool:
