@@ -108,6 +108,7 @@ def _missing_with_numeric_metric(spec: FamilySpec) -> tuple[tuple[str, str], ...
         return (("curvature", ""), ("Rao distance", ""))
     support = spec.support
     if support.kind == "integers" and not (support.lower.is_finite and support.upper.is_finite):
-        return (("Rao distance", ", each value an infinite series: the integral of sqrt(g) "
-                                 "over such values is beyond the verification's means"),)
+        return (("Rao distance", (", each value an infinite series: the integral of "
+                                  "sqrt(g) over such values is beyond the verification's "
+                                  "means")),)
     return ()

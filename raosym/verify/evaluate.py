@@ -107,7 +107,15 @@ def hidden_arguments(symbols, expr):
     the namespace of the function it prints, where a parameter called ``mpmath`` would hide
     the module. Symbols, not Dummies: a Dummy's sort key holds its creation count, and the
     printed code (so its last bits) would depend on the order families are worked on."""
-    hidden = [sympy.Symbol(f"_{s.name}", **s.assumptions0) for s in symbols]
+    hidden, taken = [], set()
+    for symbol in symbols:
+        # The stages' own symbols may share a name with a parameter (a Dummy c of the
+        # quadrature beside a coordinate c): one more underscore each time a name is taken.
+        name = f"_{symbol.name}"
+        while name in taken:
+            name = f"_{name}"
+        taken.add(name)
+        hidden.append(sympy.Symbol(name, **symbol.assumptions0))
     replace = dict(zip(symbols, hidden))
 
     def renamed(e):
