@@ -142,8 +142,8 @@ def numeric_metric_distance(spec: FamilySpec, fisher: sympy.Matrix) -> RaoDistan
                   "family); the coordinate segment is the only curve joining the points",
                   "distance"),
         ProofStep("The metric entry has no closed form here, so neither has the distance: it "
-                  "is computed by quadrature of the numerically computed metric.",
-                  sympy.Symbol("d"), sympy.Symbol("d"), reason, "distance"),
+                  "is computed by quadrature of the numerically computed metric.", None,
+                  sympy.Symbol("d"), reason, "distance"),
     )
     return RaoDistance(NUMERIC_ONLY, None, None, (first, second), steps, reason)
 

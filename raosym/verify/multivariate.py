@@ -312,6 +312,8 @@ def _centred_builders(piece, parameters, arguments):
     new = piece.new
     gradient = [sympy.diff(log_density, y) for y in new]
     hessian = [[sympy.diff(g, y) for y in new] for g in gradient]
+    if any(entry.has(sympy.DiracDelta) for row in hessian for entry in row):
+        return None  # a kink (|x - m| of a Laplace factor): no curvature to centre rules on
     evaluate_gradient = mpmath_function(gradient, [*new, *parameters], cse=True)
     evaluate_hessian = mpmath_function(hessian, [*new, *parameters], cse=True)
     # Newton's method from the origin; a quadratic log-density (a normal) needs one step. Its
