@@ -34,6 +34,7 @@ from raosym.derive.integrals import ClosedIntegral, close_integral, is_closed, k
 from raosym.derive.steps import FisherEntry, ProofStep, fisher_symbol
 from raosym.errors import DerivationError, SpecError
 from raosym.spec.model import FamilySpec
+from raosym.spec.names import hidden_arguments
 from raosym.spec.points import sample_points
 
 
@@ -547,11 +548,8 @@ def _integrable_at(spec: FamilySpec, integrand, values) -> bool:
     import mpmath
 
     x, support = spec.variable, spec.support
-    # x renamed _x (no parameter starts with _): lambdify binds the argument's name, and a
-    # variable called mpmath would hide the module.
-    hidden = sympy.Symbol(f"_{x.name}", **x.assumptions0)
-    function = sympy.lambdify(hidden, integrand.subs(values).xreplace({x: hidden}),
-                              modules="mpmath")
+    (hidden,), expr = hidden_arguments([x], integrand.subs(values))
+    function = sympy.lambdify(hidden, expr, modules="mpmath")
     ends = [support.lower, support.upper, *(k.subs(values) for k in kinks(integrand, x))]
     with mpmath.workdps(60):
         for end in ends:

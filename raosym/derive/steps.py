@@ -135,3 +135,9 @@ class Derivation:
     #: the coordinates), exactly as the Fisher ladder formed them: a proof states them once
     #: and writes its integrals of score products with them.
     scores: tuple[sympy.Expr, ...] = ()
+
+    @property
+    def numeric_metric(self) -> bool:
+        """Whether a Fisher entry is known only numerically: no connection or curvature is
+        derived from such a metric, and a line's distance integrates its quadrature."""
+        return any(entry.value is None for entry in self.entries)

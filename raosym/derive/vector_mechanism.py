@@ -42,10 +42,7 @@ from raosym.derive.divergence import ALPHA
 from raosym.derive.mechanism import THETA, MechanismDerivation, additive_mechanism
 from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
-from raosym.spec.model import FamilySpec, Mechanism
-
-#: The prose of the two norms, for claims and the appendix.
-NORM_NAMES = {"l2": "Euclidean (l2)", "l1": "l1"}
+from raosym.spec.model import NORM_NAMES, FamilySpec, Mechanism
 
 
 @dataclass(frozen=True)

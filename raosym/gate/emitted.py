@@ -40,9 +40,10 @@ import sympy
 from raosym.derive.children import ending_with_this_process
 from raosym.emit.python.numeric import numerically_evaluated
 from raosym.errors import EmitError
+from raosym.spec.names import hidden_arguments
 from raosym.spec.points import distance_pairs, domain_at, nearest_representative, sample_points
 from raosym.verify.checks import numeric_distance_pairs
-from raosym.verify.evaluate import VerificationPrinter, hidden_arguments
+from raosym.verify.evaluate import VerificationPrinter
 
 RUNNER = Path(__file__).resolve().parent / "runner.py"
 #: Working precision of the reference values (the inputs are floats, exact in mpmath).
@@ -639,7 +640,7 @@ def _numeric_distance_probes(verified) -> list[Probe]:
     k = len(spec.coordinates)
     metric = [[Reference(sympy.sympify(derivation.fisher[i, j])) for j in range(k)]
               for i in range(k)]
-    numeric_metric = derivation.geometry.christoffel is None
+    numeric_metric = derivation.numeric_metric
     # Nudged pairs at the adversarial points: for a metric known only numerically each is
     # hundreds of quadratures of the module (at 1e6 a Rice noncentrality's took minutes), and
     # so is the mpmath side's; its distance is judged at the verified pair alone.

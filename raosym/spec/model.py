@@ -110,6 +110,10 @@ class Parameter:
     role: str  # "coordinate" or "constant"
 
 
+#: The sensitivity norms of a vector mechanism (``sensitivity = "l2"``), in prose.
+NORM_NAMES = {"l2": "Euclidean (l2)", "l1": "l1"}
+
+
 @dataclass(frozen=True)
 class Mechanism:
     """How a family's parameters move between adjacent datasets (the ``[mechanism]`` table).

@@ -18,12 +18,18 @@ backend (to give a parameter a local variable that collides with nothing). The r
 - In a family with a ``[mechanism]`` the derivation engine uses the symbols of
   :data:`MECHANISM_NAMES` itself (the Rényi order, the Rao-DP budget, the sensitivity), so no
   parameter of such a family may be called that.
+- The mpmath functions the verify stage and the gate print with lambdify bind each argument's
+  name in the namespace of the code they run, beside ``mpmath``: :func:`hidden_arguments`
+  renames the arguments ``_`` + their name first (a parameter ``mpmath`` crashed
+  verification).
 """
 
 from __future__ import annotations
 
 import builtins
 import keyword
+
+import sympy
 
 #: Functions and globals of a generated module, and the arguments of its public functions.
 MODULE_NAMES = frozenset({
@@ -102,3 +108,27 @@ def point_name_problem(name: str, coordinates) -> str | None:
                         f"the {which} of the two points of the Rao distance; rename the "
                         "parameter")
     return None
+
+
+def hidden_arguments(symbols, expr):
+    """The arguments renamed ``_`` + their name (which no parameter may start with), with
+    the same assumptions, and the expression in them: lambdify binds each argument's name in
+    the namespace of the function it prints, where a parameter called ``mpmath`` would hide
+    the module. Symbols, not Dummies: a Dummy's sort key holds its creation count, and the
+    printed code (so its last bits) would depend on the order families are worked on."""
+    hidden, taken = [], set()
+    for symbol in symbols:
+        # The stages' own symbols may share a name with a parameter (a Dummy c of the
+        # quadrature beside a coordinate c): one more underscore each time a name is taken.
+        name = f"_{symbol.name}"
+        while name in taken:
+            name = f"_{name}"
+        taken.add(name)
+        hidden.append(sympy.Symbol(name, **symbol.assumptions0))
+    replace = dict(zip(symbols, hidden))
+
+    def renamed(e):
+        return [renamed(item) for item in e] if isinstance(e, (list, tuple)) else (
+            sympy.sympify(e).xreplace(replace))
+
+    return hidden, renamed(expr)

@@ -325,7 +325,7 @@ def numeric_distance_pairs(derivation: Derivation) -> list:
     where every value of the integrand is itself a quadrature, a nearby pair and a far one
     nearer still (2x and 2 apart), the random ordinary pair left out (it may cross the
     whole sampled range, a minute of nested quadrature)."""
-    if derivation.geometry.christoffel is None:
+    if derivation.numeric_metric:
         return distance_pairs(derivation.spec, far_ratio=2, far_shift=2, ordinary=0, nearby=1)
     return distance_pairs(derivation.spec, far_ratio=4, far_shift=4, ordinary=1, nearby=1)
 
@@ -360,7 +360,7 @@ def _numeric_distance_checks(derivation: Derivation) -> list[Check]:
     spec, distance = derivation.spec, derivation.distance
     coordinates, constants = spec.coordinate_symbols, spec.constant_symbols
     checks = []
-    numeric_metric = derivation.geometry.christoffel is None
+    numeric_metric = derivation.numeric_metric
     low, high = _NUMERIC_METRIC_SETTINGS if numeric_metric else _NUMERIC_ONLY_SETTINGS
     for kind, one, two in numeric_distance_pairs(derivation):
         two = nearest_representative(distance.periods, one, two)

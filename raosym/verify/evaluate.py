@@ -17,6 +17,7 @@ import sympy
 from sympy.printing.pycode import MpmathPrinter
 
 from raosym.functions import with_complementary_erf
+from raosym.spec.names import hidden_arguments
 
 
 class VerificationPrinter(MpmathPrinter):
@@ -99,30 +100,6 @@ def _lambdified(expr: sympy.Expr, symbols: tuple, cse: bool) -> Callable:
     symbols, expr = hidden_arguments(symbols, expr)
     return sympy.lambdify(symbols, expr, modules=[namespace, "mpmath"], printer=printer,
                           cse=cse and not _has_derivative(expr))
-
-
-def hidden_arguments(symbols, expr):
-    """The arguments renamed ``_`` + their name (which no parameter may start with), with
-    the same assumptions, and the expression in them: lambdify binds each argument's name in
-    the namespace of the function it prints, where a parameter called ``mpmath`` would hide
-    the module. Symbols, not Dummies: a Dummy's sort key holds its creation count, and the
-    printed code (so its last bits) would depend on the order families are worked on."""
-    hidden, taken = [], set()
-    for symbol in symbols:
-        # The stages' own symbols may share a name with a parameter (a Dummy c of the
-        # quadrature beside a coordinate c): one more underscore each time a name is taken.
-        name = f"_{symbol.name}"
-        while name in taken:
-            name = f"_{name}"
-        taken.add(name)
-        hidden.append(sympy.Symbol(name, **symbol.assumptions0))
-    replace = dict(zip(symbols, hidden))
-
-    def renamed(e):
-        return [renamed(item) for item in e] if isinstance(e, (list, tuple)) else (
-            sympy.sympify(e).xreplace(replace))
-
-    return hidden, renamed(expr)
 
 
 def _has_derivative(expr) -> bool:

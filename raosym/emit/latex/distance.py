@@ -99,7 +99,7 @@ def _arc_length_context(derivation, printer: ProofPrinter, tried: str) -> dict:
     closed (no antiderivative of sqrt(g) known, or a metric known only numerically)."""
     theta = derivation.spec.coordinate_symbols[0]
     first, second = derivation.distance.points
-    numeric_metric = derivation.geometry.christoffel is None
+    numeric_metric = derivation.numeric_metric
     g = derivation.fisher[0, 0]  # for a metric known only numerically, the entry's name
     integral = sympy.Abs(sympy.Integral(sympy.sqrt(g), (theta, first[0], second[0])))
     if numeric_metric:

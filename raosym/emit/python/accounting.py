@@ -31,6 +31,7 @@ from sympy.printing.pycode import PythonCodePrinter
 from raosym.emit.python.printer import ModulePrinter, RangeSafeProducts, stable_forms
 from raosym.errors import EmitError
 from raosym.functions import expm1mx, log_ratio
+from raosym.spec.model import NORM_NAMES
 from raosym.verify.checks import Verified
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -279,8 +280,8 @@ def _vector_context(mechanism) -> dict | None:
     lift = mechanism.vector
     if lift is None:
         return None
-    norm = {"l2": "l2 (Euclidean)", "l1": "l1"}[lift.norm]
-    ball = (f"Vector mechanism: sensitivity bounds the {norm} norm of the shift h(D) - h(D') "
+    ball = (f"Vector mechanism: sensitivity bounds the {NORM_NAMES[lift.norm]} norm of the "
+            "shift h(D) - h(D') "
             f"of the {lift.dimension}-dimensional query, and the value is the supremum over "
             "that ball")
     x1 = lift.variables[0]

@@ -43,7 +43,7 @@ NUMERIC_TOLERANCE = 1e-10
 #: Most pieces of 16 Gauss-Legendre nodes the arc length of a line takes before it gives up
 #: (then falling back on mpmath's quadrature of the metric); for a metric known only
 #: numerically, where every node is a quadrature (and there is no mpmath form to fall back
-#: on), fewer: 64 pieces are 2,032 quadratures, on the line's pairs tried so far at most 7.
+#: on), fewer: up to 64 pieces are 16 (1 + 2 + ... + 64) = 2,032 quadratures a pair.
 MOST_PIECES = 4096
 NUMERIC_METRIC_MOST_PIECES = 64
 
@@ -120,7 +120,7 @@ def distance_context(derivation, rename: dict, scalars: set, printed) -> dict | 
         context = {"closed": False, "structure": distance.structure, "reason": distance.reason,
                    **unpack, "tolerance": NUMERIC_TOLERANCE, "k": len(spec.coordinates),
                    "bounds": _bounds(spec)}
-        if derivation.geometry.christoffel is None:
+        if derivation.numeric_metric:
             # A metric known only numerically (one coordinate): the arc length integrates
             # the module's own quadrature of it, and has no mpmath metric to fall back on.
             return {**context, "exact_arguments": None,
@@ -327,7 +327,7 @@ def distance_docstring(verified) -> str:
         if not reason.lower().startswith("no closed form"):
             reason = f"No closed form: {reason}"
         lines += textwrap.wrap(reason[0].upper() + reason[1:], WIDTH - 4)
-        lines += [""] + (_arc_length_lines(derivation.geometry.christoffel is None) if k == 1
+        lines += [""] + (_arc_length_lines(derivation.numeric_metric) if k == 1
                          else _geodesic_lines())
     lines += ["", _raises()]
     return _docstring(lines)
