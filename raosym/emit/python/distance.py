@@ -15,8 +15,8 @@ of the backend do not mix with it). Input: the family's
   twice, as scalar code (:class:`ScalarPrinter`) and as NumPy code on arrays
   (:class:`ArrayPrinter`), for the solver in the module (``distance.py.j2``): SciPy's
   collocation solver ``solve_bvp`` finds the geodesic in a chart where every coordinate's open
-  domain is the real line (so no iterate can leave the domain), shooting with ``solve_ivp``
-  (DOP853) polishes its initial velocity by Newton's method, and the result is certified by the
+  domain is the real line (so no iterate can leave the domain), shooting with ``odeint``
+  (LSODA) polishes its initial velocity by Newton's method, and the result is certified by the
   end point, the constancy of the speed and the length of the path it found.
 """
 
@@ -52,29 +52,35 @@ class ScalarPrinter(PythonCodePrinter):
     """Python ``math`` code for single floats (the numeric geodesic's right-hand side is called
     thousands of times per pair: ``math`` on floats is many times faster than NumPy on
     0-d arrays). ``polygamma(n, x)`` is SciPy's Hurwitz zeta, ``(-1)**(n+1) n! zeta(n+1, x)``
-    for ``n >= 1`` (``psi`` for ``n = 0``)."""
+    for ``n >= 1`` (``psi`` for ``n = 0``). SciPy's functions give NumPy floats: each is
+    made a Python float at once, so that the arithmetic after it is Python's (a third of
+    the right-hand side's time, in NumPy's scalars)."""
 
     def __init__(self) -> None:
         super().__init__({"strict": True, "fully_qualified_modules": True})
+
+    def _scipy(self, call: str) -> str:
+        return f"float({call})"
 
     def _print_polygamma(self, expr: sympy.polygamma) -> str:
         order, argument = expr.args
         if not (order.is_Integer and order >= 0):
             raise EmitError(f"cannot emit {expr}: the order must be an integer >= 0")
         if order == 0:
-            return f"scipy.special.psi({self._print(argument)})"
+            return self._scipy(f"scipy.special.psi({self._print(argument)})")
         factor = (-1) ** (int(order) + 1) * math.factorial(int(order))
-        return f"({factor}*scipy.special.zeta({int(order) + 1}, {self._print(argument)}))"
+        zeta = self._scipy(f"scipy.special.zeta({int(order) + 1}, {self._print(argument)})")
+        return zeta if factor == 1 else f"({factor}*{zeta})"
 
     def _print_loggamma(self, expr: sympy.loggamma) -> str:
         return f"math.lgamma({self._print(expr.args[0])})"
 
     def _print_zeta(self, expr: sympy.zeta) -> str:
-        return f"scipy.special.zeta({', '.join(self._print(arg) for arg in expr.args)})"
+        return self._scipy(f"scipy.special.zeta({', '.join(self._print(a) for a in expr.args)})")
 
     def _print_scaled_besseli(self, expr) -> str:
         order, argument = expr.args
-        return f"scipy.special.ive({self._print(order)}, {self._print(argument)})"
+        return self._scipy(f"scipy.special.ive({self._print(order)}, {self._print(argument)})")
 
 
 class ArrayPrinter(NumPyPrinter):
@@ -89,8 +95,11 @@ class ArrayPrinter(NumPyPrinter):
         name = super()._module_format(fqn, register)
         return "np." + name[len("numpy."):] if name.startswith("numpy.") else name
 
+    def _scipy(self, call: str) -> str:
+        return call  # SciPy's functions broadcast
+
     _print_polygamma = ScalarPrinter._print_polygamma
-    _print_scaled_besseli = ScalarPrinter._print_scaled_besseli  # SciPy's ive broadcasts
+    _print_scaled_besseli = ScalarPrinter._print_scaled_besseli
 
     def _print_loggamma(self, expr: sympy.loggamma) -> str:
         return f"scipy.special.gammaln({self._print(expr.args[0])})"
@@ -288,6 +297,32 @@ def numeric_code(fisher: sympy.Matrix, christoffel, rename: dict) -> dict:
         "array_assignments": [(str(symbol), array_printer.doprint(value))
                               for symbol, value in replacements],
         "array_christoffel": [array_printer.doprint(e) for e in reduced[n * n:]],
+        "contraction": _contraction_code(n, indices),
+    }
+
+
+def _contraction_code(n: int, indices: list[tuple[int, int, int]]) -> dict:
+    """The names and the written-out sums of the geodesic equation's right-hand side
+    (``_geodesic_equations``): the acceleration -Γ^k_ij v^i v^j of each coordinate k, with the
+    symbols ``_gkij`` for i <= j (an off-diagonal one twice)."""
+    def name(k: int, i: int, j: int) -> str:
+        return f"_g{k}{i}{j}" if n <= 10 else f"_g{k}_{i}_{j}"
+
+    def term(k: int, i: int, j: int) -> str:
+        return f"{'' if i == j else '2.0*'}{name(k, i, j)}*_v{i}*_v{j}"
+
+    return {
+        "starts": ", ".join(f"_s{i}" for i in range(n)),
+        "state": ", ".join([f"_y{i}" for i in range(n)] + [f"_v{i}" for i in range(n)]),
+        "bounds": ", ".join(f"(_lower{i}, _upper{i})" for i in range(n)),
+        "position": ", ".join(f"_x{i}" for i in range(n)),
+        "moved": ", ".join(f"_s{i} + _y{i}" for i in range(n)),
+        "inside": " and ".join(f"_lower{i} < _x{i} < _upper{i}" for i in range(n)),
+        "symbols": ", ".join(name(*index) for index in indices),
+        "velocities": ", ".join(f"_v{i}" for i in range(n)),
+        "accelerations": ", ".join(
+            "-(" + " + ".join(term(*index) for index in indices if index[0] == k) + ")"
+            for k in range(n)),
     }
 
 
@@ -364,7 +399,7 @@ def _geodesic_lines() -> list[str]:
         "Computed numerically, pair by pair: the geodesic boundary-value problem is solved "
         "by collocation (SciPy solve_bvp, from the straight line, in coordinates where each "
         "open domain is the real line: log(theta_i - lower) and the like), and the initial "
-        "velocity it finds is polished by shooting (SciPy solve_ivp, DOP853 at rtol 1e-13, "
+        "velocity it finds is polished by shooting (SciPy odeint, LSODA at rtol 1e-13, "
         "on the displacement from theta1) with damped Newton steps. The path is certified: "
         "it must end at theta2 and keep a constant speed to 1e-11 of its length, which is "
         "the distance (16-node Gauss-Legendre quadrature of the speed). Points closer than "
