@@ -588,3 +588,88 @@ def test_a_continuous_family_closes_by_iterated_integrals(tmp_path):
         t = mpmath.mpf(t)
         reference = mpmath.quad(lambda x: (2 * x - 1) ** 2 / (1 - t + 2 * t * x), [0, 1])
         assert close(at(derivation.fisher[0, 0], {"t": t}), reference)
+
+
+# ----------------------------------------------------------------------------- the multinomial
+
+
+@pytest.fixture(scope="module")
+def multinomial():
+    return derive(load(family("multinomial3")))
+
+
+def multinomial_reference(n, p, q) -> mpmath.mpf:
+    """Kass and Vos (1997): the multinomial of n trials is the sphere of radius 2√n through
+    p ↦ 2√(n p), so d = 2√n arccos Σ √(p_i q_i) (the last probabilities 1 - p1 - p2)."""
+    p, q = [*p, 1 - sum(p)], [*q, 1 - sum(q)]
+    return 2 * mpmath.sqrt(n) * mpmath.acos(mpmath.fsum(mpmath.sqrt(a * b) for a, b in zip(p, q)))
+
+
+def test_multinomial_fisher_is_n_times_the_categorical(multinomial):
+    """g_ij = n (δ_ij/p_i + 1/p3), the multinomial's Fisher matrix in the free coordinates."""
+    for p1, p2, n in random_points(4, lambda rng: (lambda u: (u, rng.uniform(0.01, 0.99) * (1 - u),
+                                                              rng.randint(1, 40)))(
+            rng.uniform(0.01, 0.99))):
+        p3 = 1 - mpmath.mpf(p1) - mpmath.mpf(p2)
+        p = [mpmath.mpf(p1), mpmath.mpf(p2)]
+        for i in range(2):
+            for j in range(2):
+                expected = n * ((1 / p[i] if i == j else 0) + 1 / p3)
+                assert close(at(multinomial.fisher[i, j], {"p1": p1, "p2": p2, "n": n}), expected)
+
+
+def test_multinomial_distance_is_the_sphere_of_radius_two_root_n(multinomial):
+    """The support has no fixed number of outcomes (n is a constant), so the finite-outcome
+    sphere does not apply: the metric is recognized as n times the categorical one."""
+    from raosym.derive.multivariate import SIMPLEX_SPHERE
+
+    distance = multinomial.distance
+    assert distance.structure == SIMPLEX_SPHERE
+    first, second = distance.points
+    pairs = [((0.2, 0.3), (0.5, 0.1), 7), ((0.01, 0.98), (0.98, 0.01), 1),
+             ((0.3, 0.3), (0.3 + 1e-20, 0.3), 1000)]
+    with mpmath.workdps(60):
+        for p, q, n in pairs:
+            p, q = [mpmath.mpf(v) for v in p], [mpmath.mpf(v) for v in q]
+            values = {s.name: v for s, v in zip((*first, *second), (*p, *q))} | {"n": n}
+            reference = multinomial_reference(n, p, q)
+            assert close(at(distance.stable, values), reference, 35)
+            if reference > 1e-10:  # the textbook arccos loses half its digits for nearby points
+                assert close(at(distance.textbook, values), reference, 35)
+
+
+def test_only_a_constant_multiple_of_the_categorical_metric_is_a_sphere(categorical):
+    """On the simplex of the categorical's coordinates: 3 times its metric is the sphere of
+    radius 2√3 (the distance scales by √3); p1 times it, or its diagonal alone, is not."""
+    from raosym.derive.multivariate import simplex_sphere_distance
+
+    spec, metric = categorical.spec, sympy.Matrix(categorical.fisher)
+    p1 = spec.coordinate_symbols[0]
+    tripled = simplex_sphere_distance(spec, 3 * metric)
+    first, second = tripled.points
+    p, q = [mpmath.mpf("0.2"), mpmath.mpf("0.3")], [mpmath.mpf("0.5"), mpmath.mpf("0.1")]
+    values = {s.name: v for s, v in zip((*first, *second), (*p, *q))}
+    assert close(at(tripled.stable, values), mpmath.sqrt(3) * sphere_reference(p, q), 35)
+    assert simplex_sphere_distance(spec, p1 * metric) is None
+    assert simplex_sphere_distance(spec, sympy.diag(metric[0, 0], metric[1, 1])) is None
+
+
+def test_generated_multinomial_distance_matches_the_sphere():
+    """The module at random pairs, nearby pairs 1e-12 apart and pairs near the simplex's
+    edge, against 2√n arccos Σ√(p q) at 60 digits, within a few ulp."""
+    module = generated_module("multinomial3")
+    rng = random.Random(12)
+    pairs = []
+    for _ in range(15):
+        first = sorted(rng.random() for _ in range(2))
+        second = sorted(rng.random() for _ in range(2))
+        pairs.append(([first[0], first[1] - first[0]], [second[0], second[1] - second[0]]))
+    pairs += [([0.2, 0.3], [0.2 + 1e-12, 0.3 - 2e-12]), ([1e-300, 0.5], [0.5, 1e-300]),
+              ([0.999, 0.0005], [0.999 - 1e-9, 0.0005])]
+    for one, two in pairs:
+        n = rng.randint(1, 100)
+        got = float(module.rao_distance(one, two, n=n))
+        with mpmath.workdps(60):
+            reference = multinomial_reference(n, [mpmath.mpf(v) for v in one],
+                                              [mpmath.mpf(v) for v in two])
+        assert abs(got - reference) <= 4e-16 * reference * 8, (one, two, n, got, reference)

@@ -15,7 +15,9 @@ needs no integral, whatever the number of variables) does not close the matrix, 
 - **Distances** (:func:`multivariate_distance`): a family on a finite set of outcomes whose
   coordinates are as many as the outcomes less one is an open piece of the round sphere of
   radius 2 (``θ ↦ 2√f(x; θ)``, Čencov), so ``d = 2 arccos Σ_x √(f(x; θ₁) f(x; θ₂))``,
-  emitted as ``4 asin(‖√f₁ − √f₂‖/2)``; a constant metric gives the Mahalanobis distance
+  emitted as ``4 asin(‖√f₁ − √f₂‖/2)``; a metric ``c`` times the categorical one on the open
+  simplex of its coordinates (the multinomial, ``c = n``) is the sphere of radius ``2√c``; a
+  constant metric gives the Mahalanobis distance
   (the recognizer of :mod:`raosym.derive.distance`, for any number of coordinates).
 """
 
@@ -34,6 +36,7 @@ from raosym.spec.model import FamilySpec
 _ENUMERATION_LIMIT = 10_000
 
 SPHERE = "round sphere (finite outcomes)"
+SIMPLEX_SPHERE = "sphere (a multiple of the categorical metric)"
 
 
 # ----------------------------------------------------------------------------- the support
@@ -134,47 +137,92 @@ def sphere_distance(spec: FamilySpec) -> RaoDistance | None:
     points = outcomes(spec)
     if points is None or len(points) != len(spec.coordinates) + 1:
         return None
-    first, second = point_symbols(spec)
-    coordinates = spec.coordinate_symbols
-    at_first = [spec.density.subs(p).subs(dict(zip(coordinates, first))) for p in points]
-    at_second = [spec.density.subs(p).subs(dict(zip(coordinates, second))) for p in points]
-    at_first = [sympy.powsimp(sympy.expand_power_base(q, force=True)) for q in at_first]
-    at_second = [sympy.powsimp(sympy.expand_power_base(q, force=True)) for q in at_second]
-    affinity = sympy.Add(*(sympy.sqrt(a * b) for a, b in zip(at_first, at_second)))
-    textbook = 2 * sympy.acos(affinity)
-    # ‖√f₁ − √f₂‖ with each difference as (f₁ − f₂)/(√f₁ + √f₂): no cancellation for nearby
-    # points, where acos(1 - tiny) loses half the digits.
-    differences = [_telescoped(spec.density.subs(p), coordinates, first, second)
-                   for p in points]
-    chord = sympy.sqrt(sympy.Add(*((d / (sympy.sqrt(a) + sympy.sqrt(b))) ** 2
-                                   for d, a, b in zip(differences, at_first, at_second))))
-    stable = 4 * sympy.asin(chord / 2)
     # g_ij = 4 Σ_k ∂_i √f_k ∂_j √f_k, f_k the probability of the k-th outcome.
     k, theta_i, theta_j = sympy.symbols("k theta_i theta_j")
     root = sympy.sqrt(sympy.Function("f")(k))
     sphere_metric = 4 * sympy.Sum(sympy.Derivative(root, theta_i) * sympy.Derivative(root, theta_j),
                                   (k, 1, len(points)))
+    metric_step = ProofStep(
+        "On a finite set of outcomes the Fisher metric is that of the round sphere of "
+        "radius 2.", sympy.Symbol("g_ij"), sphere_metric,
+        "`E[s_i s_j] = Σ_x ∂_i f ∂_j f / f = 4 Σ_x ∂_i √f ∂_j √f`: the map that takes θ to "
+        "the vector of twice the square roots of the outcomes' probabilities is an "
+        f"isometry onto an open part of the sphere of radius 2 in the space of dimension "
+        f"{len(points)}; "
+        f"with {len(spec.coordinates)} coordinates for {len(points)} outcomes that part is "
+        "open in the positive orthant, which contains the great-circle arc between any two "
+        "of its points", "distance")
+    probabilities = [spec.density.subs(point) for point in points]
+    return _great_circle(spec, probabilities, sympy.S.One, (metric_step,), SPHERE)
+
+
+def simplex_sphere_distance(spec: FamilySpec, fisher) -> RaoDistance | None:
+    """``2√c arccos Σ √(p_i q_i)`` when the coordinates are the free probabilities of the open
+    simplex (``p1 in (0, 1)``, ``p2 in (0, 1 - p1)``, ...) and the metric is ``c`` times the
+    categorical family's there, ``c`` free of the coordinates: the multinomial of ``n``
+    trials (``c = n``), whose support has no fixed number of outcomes; else None."""
+    coordinates = spec.coordinate_symbols
+    remaining = sympy.S.One
+    for parameter, symbol in zip(spec.coordinates, coordinates):
+        domain = parameter.domain
+        if not (domain.lower == 0 and domain.lower_open and domain.upper_open
+                and sympy.simplify(domain.upper - remaining) == 0):
+            return None
+        remaining -= symbol
+    count = len(coordinates)
+    categorical = sympy.Matrix(count, count, lambda i, j: (1 / coordinates[i] if i == j else 0)
+                               + 1 / remaining)
+    metric = sympy.Matrix(fisher)
+    scale = sympy.simplify(metric[0, 0] / categorical[0, 0])
+    if scale.has(*coordinates) or not scale.is_positive:
+        return None
+    if not (metric - scale * categorical).applyfunc(sympy.simplify).is_zero_matrix:
+        return None
+    p_i, p_k = sympy.Symbol("p_i", positive=True), sympy.Symbol(f"p_{count + 1}", positive=True)
+    metric_step = ProofStep(
+        "The metric is a constant multiple of the Fisher metric of the categorical family on "
+        "the simplex.", sympy.Symbol("g_ij"),
+        scale * (sympy.KroneckerDelta(sympy.Symbol("i"), sympy.Symbol("j")) / p_i + 1 / p_k),
+        f"with p_{count + 1} equal to 1 minus the sum of the coordinates, g minus this "
+        "multiple of the categorical metric simplifies to zero entry by entry; the "
+        "categorical metric is that of the sphere of radius 2 (the map that takes the "
+        "probabilities p to 2√p is an isometry, as for any finite set of outcomes), so this one is that of the sphere whose radius is 2 times the "
+        "square root of the multiple, and the coordinates range over the open simplex, "
+        "whose image in the positive orthant contains the great-circle arc between any two "
+        "of its points", "distance")
+    return _great_circle(spec, [*coordinates, remaining], scale, (metric_step,), SIMPLEX_SPHERE)
+
+
+def _great_circle(spec, probabilities, scale, metric_steps, structure) -> RaoDistance:
+    """The distance on the sphere of radius 2√scale through θ ↦ (√q(θ)) for the outcome
+    probabilities q: textbook ``2√scale·arccos Σ √(q₁ q₂)``, stable ``4√scale·asin(chord/2)``."""
+    first, second = point_symbols(spec)
+    coordinates = spec.coordinate_symbols
+    radius_over_2 = sympy.sqrt(scale)
+    at_first = [sympy.powsimp(sympy.expand_power_base(q.subs(dict(zip(coordinates, first))),
+                                                      force=True)) for q in probabilities]
+    at_second = [sympy.powsimp(sympy.expand_power_base(q.subs(dict(zip(coordinates, second))),
+                                                       force=True)) for q in probabilities]
+    affinity = sympy.Add(*(sympy.sqrt(a * b) for a, b in zip(at_first, at_second)))
+    textbook = 2 * radius_over_2 * sympy.acos(affinity)
+    # ‖√f₁ − √f₂‖ with each difference as (f₁ − f₂)/(√f₁ + √f₂): no cancellation for nearby
+    # points, where acos(1 - tiny) loses half the digits.
+    differences = [_telescoped(q, coordinates, first, second) for q in probabilities]
+    chord = sympy.sqrt(sympy.Add(*((d / (sympy.sqrt(a) + sympy.sqrt(b))) ** 2
+                                   for d, a, b in zip(differences, at_first, at_second))))
+    stable = 4 * radius_over_2 * sympy.asin(chord / 2)
     steps = (
-        ProofStep(
-            "On a finite set of outcomes the Fisher metric is that of the round sphere of "
-            "radius 2.", sympy.Symbol("g_ij"), sphere_metric,
-            "`E[s_i s_j] = Σ_x ∂_i f ∂_j f / f = 4 Σ_x ∂_i √f ∂_j √f`: the map that takes θ to "
-            "the vector of twice the square roots of the outcomes' probabilities is an "
-            f"isometry onto an open part of the sphere of radius 2 in the space of dimension "
-            f"{len(points)}; "
-            f"with {len(spec.coordinates)} coordinates for {len(points)} outcomes that part is "
-            "open in the positive orthant, which contains the great-circle arc between any two "
-            "of its points", "distance"),
+        *metric_steps,
         ProofStep("The Rao distance is the great-circle distance (Bhattacharyya angle).",
                   sympy.Symbol("d"), textbook,
-                  "radius 2 times the angle between the unit vectors (√f₁) and (√f₂), whose "
+                  "the radius times the angle between the unit vectors (√f₁) and (√f₂), whose "
                   "inner product is Σ_x √(f₁ f₂)", "distance"),
         ProofStep("The same distance from the chord, without cancellation.", sympy.Symbol("d"),
                   stable,
                   "the chord of an angle φ on the unit sphere is 2 sin(φ/2); each "
                   "√f₁ − √f₂ is written (f₁ − f₂)/(√f₁ + √f₂)", "stable form"),
     )
-    return RaoDistance(SPHERE, textbook, stable, (first, second), steps)
+    return RaoDistance(structure, textbook, stable, (first, second), steps)
 
 
 def _telescoped(probability, coordinates, first, second) -> sympy.Expr:
@@ -195,17 +243,12 @@ def _telescoped(probability, coordinates, first, second) -> sympy.Expr:
 
 
 def multivariate_distance(spec: FamilySpec, fisher, geometry, *, budget: float) -> RaoDistance:
-    """The sphere, else the constant metric's straight line, else DerivationError (the
-    numeric geodesic of several variables is not derived yet)."""
-    sphere = sphere_distance(spec)
+    """The sphere, else the recognizers of :func:`derive_distance` (the constant metric's
+    straight line among them), else the numeric geodesic."""
+    sphere = sphere_distance(spec) or simplex_sphere_distance(spec, fisher)
     if sphere is not None:
         return sphere
-    # The recognizers of one and two coordinates read only the metric (and the density's
-    # periods, a symbolic identity in the coordinates), so they apply over several variables;
-    # beyond two coordinates only the constant metric is recognized, as for one variable.
-    if len(spec.coordinates) <= 2 or not sympy.Matrix(fisher).has(*spec.coordinate_symbols):
-        return derive_distance(spec, fisher, geometry, budget=budget)
-    raise DerivationError(
-        f"no closed form recognized for {len(spec.coordinates)} coordinates (neither a finite "
-        "support with one coordinate fewer than outcomes, the round sphere, nor a constant "
-        "metric); raosym solves numeric geodesics for one and two coordinates only")
+    # The recognizers read only the metric (and the density's periods, a symbolic identity in
+    # the coordinates), so they apply over several variables; what none recognizes is left to
+    # the numeric geodesic, as for one variable.
+    return derive_distance(spec, fisher, geometry, budget=budget)

@@ -574,13 +574,21 @@ def pair_points(spec) -> list[tuple[dict, dict]]:
 
 def _nudged(spec, point: dict, relative: float) -> dict:
     """The point with every coordinate moved by ``relative`` of its size (alternating sign),
-    kept inside the domain by moving towards the domain's middle when at an end."""
+    kept inside the domain by moving towards the domain's middle when at an end. A domain that
+    uses the coordinates moved before it (``p2 in (0, 1 - p1)``) may have moved by more than
+    the step: the coordinate then keeps its distance to the nearer end (p1 + p2 within 1e-13
+    of 1, p1 moved up by 1e-9 of itself, p2 moves down as much)."""
     moved = dict(point)
     for index, parameter in enumerate(spec.coordinates):
         value = point[parameter.symbol]
         step = relative * max(abs(value), 1e-300) * (1 if index % 2 == 0 else -1)
-        for candidate in (value + step, value - step):
-            if domain_at(parameter.domain, moved).contains(sympy.Float(candidate, 20)):
+        before, domain = domain_at(parameter.domain, point), domain_at(parameter.domain, moved)
+        if not domain.contains(sympy.Float(value, 20)):
+            near_upper = abs(float(before.upper) - value) < abs(value - float(before.lower))
+            value += float(domain.upper - before.upper if near_upper
+                           else domain.lower - before.lower)
+        for candidate in (value + step, value - step, value):
+            if domain.contains(sympy.Float(candidate, 20)):
                 moved[parameter.symbol] = candidate
                 break
     return moved

@@ -123,7 +123,10 @@ STRUCTURES = {"one coordinate": "one-coordinate manifold",
               "product": "product of one-dimensional manifolds",
               "warped half-plane": "warped half-plane",
               "round sphere (finite outcomes)": "piece of the sphere of radius 2 (a family "
-                                                "on finitely many outcomes)"}
+                                                "on finitely many outcomes)",
+              "sphere (a multiple of the categorical metric)":
+                  "piece of a sphere (the metric is a constant multiple of the categorical "
+                  "family's on the simplex)"}
 
 
 def _scientific(value: float) -> str:
