@@ -500,12 +500,12 @@ def test_unavailable_quantities_are_reported_with_reasons(written):
 
 def test_strict_makes_an_unavailable_quantity_an_error(catalog):
     """student_t_shape has three coordinates and a polygamma metric: its scalar curvature is
-    beyond symbolic simplification, and Rao distances are derived for two coordinates at most:
-    both are reported unavailable. The family exits 0 (its
+    beyond symbolic simplification and is reported unavailable (its distance is a numeric
+    geodesic, tests/test_numeric_geodesic.py). The family exits 0 (its
     Fisher matrix verified) unless --strict is given. The CLI runs answer from the session's
     derivation cache, which the catalog fixture filled."""
     assert [item.quantity for item in verified(catalog, "student_t_shape").unavailable] == [
-        "scalar curvature", "Rao distance"]
+        "scalar curvature"]
     path = str(REPOSITORY / "derivations" / "student_t_shape.toml")
     for options, status in (((), 0), (("--strict",), 1)):
         run = subprocess.run([sys.executable, "-m", "raosym", "derive", "--json", *options,
@@ -513,8 +513,7 @@ def test_strict_makes_an_unavailable_quantity_an_error(catalog):
                              timeout=600)
         assert run.returncode == status, run.stderr[-2000:]
         report = json.loads(run.stdout.splitlines()[0])
-        assert [item["quantity"] for item in report["unavailable"]] == [
-            "scalar curvature", "Rao distance"]
+        assert [item["quantity"] for item in report["unavailable"]] == ["scalar curvature"]
 
 
 def test_a_domain_bounded_by_pi_is_sampled(tmp_path):

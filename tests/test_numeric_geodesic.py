@@ -13,6 +13,10 @@ certified. Truth comes from outside the code under test:
   raised GeodesicError after 10 s) converges in one batched call; a sample of them agrees with
   raosym.verify.geodesic's mpmath geodesic (Gragg-Bulirsch-Stoer shooting at 20 digits, no
   SciPy).
+- Three coordinates: independent normal and exponential samples, (mu, sigma, lambda). No
+  recognizer closes the distance (g_mumu depends on sigma, so the metric is no product of
+  lines), but the manifold is the Riemannian product of the Gaussian half-plane and the
+  exponential's line, whose distances add in squares: d**2 = d_N**2 + log(lam1/lam2)**2.
 - A pair that fails in a batch is reported with its index, and the other pairs keep their
   distances.
 """
@@ -138,3 +142,44 @@ def test_a_failing_pair_keeps_the_others(numeric_gaussian, monkeypatch):
     for index in (0, 2):
         exact = half_plane_distance(first[index], second[index])
         assert relative_error(distances[index], exact) <= TOLERANCE
+
+
+NORMAL_EXPONENTIAL = """name = "normal_exponential"
+title = "Independent normal and exponential samples"
+variables = ["x1", "x2"]
+density = "exp(-(x1 - mu)**2/(2*sigma**2))/(sqrt(2*pi)*sigma) * lam*exp(-lam*x2)"
+
+[support]
+x1 = "real"
+x2 = "positive"
+
+[coordinates]
+mu = "real"
+sigma = "positive"
+lam = "positive"
+"""
+
+
+def test_three_coordinates_get_a_certified_numeric_geodesic(tmp_path):
+    """The solver in three coordinates, against the product of the half-plane and the line:
+    random pairs, a far one and a nearby one, to the certified 1e-10 (the module's own check
+    of the end point and the constant speed passed, or it would have raised)."""
+    from raosym import run
+
+    path = tmp_path / "normal_exponential.toml"
+    path.write_text(NORMAL_EXPONENTIAL)
+    family = run(str(path))
+    assert family.derivation.distance is not None
+    assert not family.derivation.distance.closed
+    module = render_module(family, tmp_path, "normal_exponential")
+    rng = np.random.default_rng(3)
+    first = np.column_stack((rng.uniform(-3, 3, 6), rng.uniform(0.2, 5, 6), rng.uniform(0.2, 5, 6)))
+    second = np.column_stack((rng.uniform(-3, 3, 6), rng.uniform(0.2, 5, 6), rng.uniform(0.2, 5, 6)))
+    first = np.vstack((first, [0.0, 0.1, 0.1], [1.0, 2.0, 3.0]))
+    second = np.vstack((second, [5.0, 8.0, 20.0], [1.0 + 1e-6, 2.0, 3.0 - 1e-6]))
+    got = module.rao_distance(first, second)
+    for p, q, value in zip(first, second, got):
+        with mpmath.workdps(50):
+            line = mpmath.log(mpmath.mpf(float(p[2])) / mpmath.mpf(float(q[2])))
+            exact = mpmath.sqrt(half_plane_distance(p[:2], q[:2]) ** 2 + line**2)
+        assert relative_error(value, exact) <= 1e-10, (p, q, value)

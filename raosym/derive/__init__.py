@@ -19,8 +19,8 @@ from raosym.spec.model import FamilySpec
 
 
 def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
-    """Derive the Fisher matrix, its geometry and (for at most two coordinates) the Rao
-    distance, recording every step taken.
+    """Derive the Fisher matrix, its geometry and the Rao distance (closed, or a numeric
+    geodesic for the emitted solver), recording every step taken.
 
     The Fisher matrix is the one quantity a family cannot do without (its failure is an
     error); the distance, the curvature of three or more coordinates and the privacy
@@ -45,24 +45,15 @@ def derive(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> Derivation:
     distance = None
     if numeric and not _missing_with_numeric_metric(spec):
         distance = numeric_metric_distance(spec, fisher)
-    elif spec.multivariate and not numeric:
-        try:
-            distance = multivariate_distance(spec, fisher, geometry, budget=budget)
-        except BudgetExceeded:
-            raise
-        except DerivationError as error:
-            unavailable.append(Unavailable("Rao distance", f"not derived: {error}"))
-    elif len(spec.coordinates) <= 2 and not numeric:
-        try:
-            distance = derive_distance(spec, fisher, geometry, budget=budget)
-        except BudgetExceeded:
-            raise
-        except DerivationError as error:
-            unavailable.append(Unavailable("Rao distance", f"not derived: {error}"))
     elif not numeric:
-        unavailable.append(Unavailable(
-            "Rao distance", f"not derived: raosym derives Rao distances (closed, or by numeric "
-            f"geodesics) for one and two coordinates; this family has {len(spec.coordinates)}"))
+        # Any number of coordinates: what no recognizer closes is a numeric geodesic.
+        distance_of = multivariate_distance if spec.multivariate else derive_distance
+        try:
+            distance = distance_of(spec, fisher, geometry, budget=budget)
+        except BudgetExceeded:
+            raise
+        except DerivationError as error:
+            unavailable.append(Unavailable("Rao distance", f"not derived: {error}"))
     distance_seconds = time.perf_counter() - distance_started
     mechanism = None
     if spec.mechanism is not None and spec.multivariate and not spec.mechanism.vector:
