@@ -425,6 +425,12 @@ def test_nested_quadrature_cuts_at_the_kinks_of_both_outputs():
         assert abs(moment - scale**2) < mpmath.mpf(10) ** -15 * scale**2
         expected = table_ii(shift[0]) * table_ii(shift[1])
         assert abs(renyi - expected) < mpmath.mpf(10) ** -15 * expected
+        # A wide factor (b = 200): the half-lines beside the kinks are scaled by b, not cut
+        # at 2200 units from them.
+        wide = {**point, b: mpmath.mpf(200)}
+        mass, moment = expectations(spec, integrands[:2], wide, digits=15)
+        assert abs(mass - 1) < mpmath.mpf(10) ** -15
+        assert abs(moment - 200**2) < mpmath.mpf(10) ** -15 * 200**2
 
 
 def test_laplace_verification_reaches_25_digits(laplace_verified):
