@@ -138,7 +138,7 @@ def _fisher_by_quadrature(log_density, theta, support, kink=None):
     matrix = mpmath.matrix(size, size)
     for i in range(size):
         for j in range(i + 1):
-            def integrand(x):
+            def integrand(x, i=i, j=j):
                 return score(x, i) * score(x, j) * mpmath.exp(log_density(x, *theta))
             points = [support[0], *( [kink] if kink is not None else []), support[1]]
             matrix[i, j] = matrix[j, i] = mpmath.quad(integrand, points)
