@@ -228,6 +228,9 @@ REFERENCES = {
     "gaussian_mechanism3": GAUSSIAN,
     "laplace": LAPLACE,
     "laplace_location": LAPLACE,
+    # Mironov (2017), Table II: the l1 vector Laplace mechanism has the scalar Laplace curve
+    # at Delta = the l1 sensitivity (its supremum sits at a vertex of the l1 ball).
+    "laplace_mechanism2": LAPLACE,
     "cauchy": Additive("s", lambda values: _cauchy, fisher=lambda values: mp.mpf(1) / 2),
     "logistic": Additive("s", lambda values: _logistic, fisher=lambda values: mp.mpf(1) / 3),
     "student_t": Additive(

@@ -73,6 +73,8 @@ EXPECTED = {
     "normal2_fixed": sympy.Matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]]).inv(),
     "gaussian_vector3": sympy.eye(3) / sigma**2,
     "gaussian_mechanism3": sympy.eye(3) / sigma**2,
+    # Two Laplace location factors of scale b (MATH.md section 2: 1/b**2 each).
+    "laplace_mechanism2": sympy.eye(2) / b**2,
 }
 #: Families whose entries no rung closes: certified numerically (tests/test_new_families.py).
 NUMERIC_FAMILIES = {"skew_normal"}
@@ -136,7 +138,7 @@ def _fisher_by_quadrature(log_density, theta, support, kink=None):
     matrix = mpmath.matrix(size, size)
     for i in range(size):
         for j in range(i + 1):
-            def integrand(x):
+            def integrand(x, i=i, j=j):
                 return score(x, i) * score(x, j) * mpmath.exp(log_density(x, *theta))
             points = [support[0], *( [kink] if kink is not None else []), support[1]]
             matrix[i, j] = matrix[j, i] = mpmath.quad(integrand, points)

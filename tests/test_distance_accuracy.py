@@ -135,6 +135,12 @@ def _isotropic(p, q, constants):
         constants["sigma"])
 
 
+def _isotropic_laplace(p, q, constants):
+    """The product of Laplace location factors: metric I/b**2, Euclidean distance over b."""
+    return mpmath.sqrt(mpmath.fsum((mp(a) - mp(c)) ** 2 for a, c in zip(p, q))) / mp(
+        constants["b"])
+
+
 def _round_sphere(p, q, constants):
     """2 arccos Σ √(p_i q_i) over the three outcomes (p3 = 1 - p1 - p2), through the
     well-conditioned 4 asin(‖√p - √q‖/2)."""
@@ -172,6 +178,7 @@ REFERENCES = {
     "gaussian_vector3": (_isotropic, {"sigma": 0.7}),
     # The same isotropic normal, as a vector mechanism (tests/test_vector_mechanisms.py).
     "gaussian_mechanism3": (_isotropic, {"sigma": 0.7}),
+    "laplace_mechanism2": (_isotropic_laplace, {"b": 2.5}),
     "categorical3": (_round_sphere, {}),
 }
 CLOSED_FAMILIES = sorted(REFERENCES)
@@ -258,7 +265,7 @@ GRIDS = {
     "bernoulli": _probability_grid, "binomial": _probability_grid,
     "geometric": _probability_grid,
     "normal2_fixed": _mean_grid(2), "gaussian_vector3": _mean_grid(3),
-    "gaussian_mechanism3": _mean_grid(3),
+    "gaussian_mechanism3": _mean_grid(3), "laplace_mechanism2": _mean_grid(2),
     "categorical3": _simplex_grid,
 }
 
@@ -335,7 +342,8 @@ def _random_point(name, draw):
     if grid is _simplex_grid:
         first = draw(st.floats(1e-9, 1 - 1e-6))
         return (first, (1 - first) * draw(st.floats(1e-9, 1 - 1e-9)))
-    if name in ("normal2_fixed", "gaussian_vector3", "gaussian_mechanism3"):
+    if name in ("normal2_fixed", "gaussian_vector3", "gaussian_mechanism3",
+                "laplace_mechanism2"):
         return tuple(draw(st.floats(-1e6, 1e6)) for _ in range(len(GRIDS[name]()[0][0])))
     return (draw(st.floats(1e-9, 1 - 1e-9)),)
 

@@ -140,7 +140,8 @@ def test_catalog_mechanisms():
     kinds = {path.stem: load_spec(path).mechanism for path in DERIVATIONS.glob("*.toml")}
     additive = {"gaussian", "gaussian_location", "laplace", "laplace_location",
                 "generalized_gaussian", "cauchy", "logistic", "student_t",
-                "gaussian_mechanism3"}  # a vector location (tests/test_vector_mechanisms.py)
+                # vector locations (tests/test_vector_mechanisms.py)
+                "gaussian_mechanism3", "laplace_mechanism2"}
     assert {name for name, m in kinds.items() if m and m.kind == "additive"} == additive
     assert kinds["bernoulli"].kind == "neighbour"
 

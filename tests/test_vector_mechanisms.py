@@ -34,7 +34,8 @@ from raosym.verify.vector_mechanism import vector_checks
 pytestmark = pytest.mark.xdist_group("test_vector_mechanisms")
 
 GAUSSIAN = "gaussian_mechanism3"
-LAPLACE_FILE = REPOSITORY / "tests" / "families" / "laplace_mechanism2.toml"
+LAPLACE = "laplace_mechanism2"
+LAPLACE_FILE = REPOSITORY / "derivations" / f"{LAPLACE}.toml"
 
 VECTOR_GAUSSIAN = textwrap.dedent('''\
     name = "vector_gaussian2"
@@ -77,10 +78,18 @@ def gaussian():
 
 
 @pytest.fixture(scope="module")
-def laplace():
-    """The l1 vector Laplace mechanism (d = 2), derived (the verify stage's nested
-    quadrature of several variables does not take the kinks of Abs yet: see the report)."""
-    return derive(load_spec(LAPLACE_FILE))
+def laplace_verified():
+    """The catalog's l1 vector Laplace mechanism (d = 2), derived and verified (session
+    cache)."""
+    outcome, = catalog_outcomes([LAPLACE])
+    assert outcome.error is None, outcome.error
+    return outcome.verified
+
+
+@pytest.fixture(scope="module")
+def laplace(laplace_verified):
+    """Its derivation."""
+    return laplace_verified.derivation
 
 
 # -- the format ---------------------------------------------------------------------------------
@@ -325,6 +334,134 @@ def test_laplace_lift_passes_its_numeric_checks(laplace):
         checks = vector_checks(laplace, _check)
     assert {c.quantity for c in checks} >= {"renyi_vector_shift", "renyi_ball_supremum"}
     assert all(check.passed for check in checks), [c for c in checks if not c.passed]
+
+
+def test_laplace_fisher_matrix_is_the_literatures(laplace):
+    """MATH.md section 2: Laplace location with scale b has g = 1/b**2 per coordinate, so the
+    product of two has diag(1/b**2, 1/b**2); the derived matrix and the emitted
+    fisher_information against it, evaluated here."""
+    module = load_mechanism(LAPLACE, generated=REPOSITORY / "generated")
+    b = laplace.mechanism.arguments[1]
+    literature = sympy.diag(1 / b**2, 1 / b**2)
+    assert sympy.simplify(sympy.Matrix(laplace.fisher) - literature) == sympy.zeros(2, 2)
+    raw = _generated_module(LAPLACE)
+    for value in (mpmath.mpf("0.3"), mpmath.mpf(1), mpmath.mpf("7.5")):
+        expected = mpmath.diag([1 / value**2, 1 / value**2])
+        emitted = raw.fisher_information([[0.4, -3.0], [1e4, 2.0]], b=float(value))
+        assert emitted.shape == (2, 2, 2)
+        for matrix in emitted:
+            for i, j in itertools.product(range(2), range(2)):
+                assert matrix[i][j] == pytest.approx(float(expected[i, j]), rel=1e-15,
+                                                     abs=0.0)
+    assert module.sensitivity_norm == "l1"
+
+
+def test_laplace_emitted_curve_is_mironovs_at_sensitivity_delta():
+    """Mironov (2017), Table II, gives the Laplace curve at sensitivity 1 and scale lambda;
+    at sensitivity Delta and scale b it is the same curve at lambda = b/Delta (the divergence
+    depends on the shift over the scale only). The emitted curve and KL against it."""
+    module = load_mechanism(LAPLACE, generated=REPOSITORY / "generated")
+    with mpmath.workdps(30):
+        for alpha, delta, b in ((1.5, 1.0, 1.0), (2.0, 0.5, 0.5), (5.0, 3.0, 6.0),
+                                (32.0, 0.25, 10.0), (1.01, 2.0, 0.7)):
+            lam = mpmath.mpf(b) / mpmath.mpf(delta)
+            expected = mironov_laplace(mpmath.mpf(alpha), lam)
+            value = module.curve(sensitivity=delta, b=b)(alpha)
+            assert abs(value - expected) <= 1e-13 * expected, (alpha, delta, b)
+            kl = 1 / lam + mpmath.exp(-1 / lam) - 1  # Table II, alpha = 1
+            assert abs(module.kl(sensitivity=delta, b=b) - kl) <= 1e-13 * kl
+            assert module.theta(sensitivity=delta, b=b) == pytest.approx(delta / b, rel=1e-15)
+
+
+def test_laplace_emitted_value_at_a_vertex_bounds_the_interior_of_the_l1_ball():
+    """The emitted rdp_epsilon (the claimed supremum over |h|_1 <= Delta) against direct
+    two-dimensional quadratures, written in this file: equal to the divergence at the
+    vertex h = (0, -Delta), and at least the divergence at shifts inside the ball or on its
+    faces off the vertices."""
+    module = load_mechanism(LAPLACE, generated=REPOSITORY / "generated")
+    cases = ((2, 1, 1, [(mpmath.mpf(1) / 2, -mpmath.mpf(1) / 2),
+                        (mpmath.mpf("0.9"), mpmath.mpf("0.1"))]),
+             (5, mpmath.mpf("1.5"), 2, [(mpmath.mpf("0.5"), mpmath.mpf("0.375"))]))
+    with mpmath.workdps(15):
+        for alpha, delta, b, inner in cases:
+            alpha, delta, b = mpmath.mpf(alpha), mpmath.mpf(delta), mpmath.mpf(b)
+            emitted = module.curve(sensitivity=float(delta), b=float(b))(float(alpha))
+            vertex = laplace_rdp_by_direct_quadrature(alpha, (0, -delta), b)
+            assert abs(emitted - vertex) <= 1e-12 * vertex
+            for shift in inner:
+                assert abs(shift[0]) + abs(shift[1]) <= delta
+                inside = laplace_rdp_by_direct_quadrature(alpha, shift, b)
+                assert emitted >= inside + 1e-3 * vertex, (alpha, shift, inside, emitted)
+
+
+def test_nested_quadrature_cuts_at_the_kinks_of_both_outputs():
+    """The verify stage's iterated quadrature over (x1, x2) jointly (no grouping), of the
+    Rényi integrand between the outputs at m and m + h, whose kinks are x_i = m_i and
+    x_i = m_i + h_i, and of |x1 - m1| |x2 - m2| f: against the product of Mironov's
+    one-coordinate integrals (Table II, before the logarithm) and E|X - m| = b for a
+    Laplace law, evaluated here."""
+    from raosym.verify.multivariate import expectations
+
+    spec = load_spec(LAPLACE_FILE)
+    names = {p.symbol.name: p.symbol for p in spec.parameters}
+    (x1, x2), (m1, m2, b) = spec.variables, (names["m1"], names["m2"], names["b"])
+    h1, h2 = sympy.symbols("h1 h2", real=True)
+    alpha = sympy.Rational(3, 2)
+    shifted = spec.density.subs({m1: m1 + h1, m2: m2 + h2}, simultaneous=True)
+    integrands = [spec.density, sympy.Abs(x1 - m1) * sympy.Abs(x2 - m2) * spec.density,
+                  spec.density**alpha * shifted ** (1 - alpha)]
+    with mpmath.workdps(20):
+        scale, shift = mpmath.mpf("1.5"), (mpmath.mpf("0.6"), mpmath.mpf("-0.9"))
+        point = {m1: mpmath.mpf("0.7"), m2: mpmath.mpf("-1.3"), b: scale,
+                 h1: shift[0], h2: shift[1]}
+        mass, moment, renyi = expectations(spec, integrands, point, digits=15)
+        a = mpmath.mpf(alpha)
+
+        def table_ii(t):
+            return (a / (2 * a - 1) * mpmath.exp((a - 1) * abs(t) / scale)
+                    + (a - 1) / (2 * a - 1) * mpmath.exp(-a * abs(t) / scale))
+
+        assert abs(mass - 1) < mpmath.mpf(10) ** -15
+        assert abs(moment - scale**2) < mpmath.mpf(10) ** -15 * scale**2
+        expected = table_ii(shift[0]) * table_ii(shift[1])
+        assert abs(renyi - expected) < mpmath.mpf(10) ** -15 * expected
+        # A wide factor (b = 200): the half-lines beside the kinks are scaled by b, not cut
+        # at 2200 units from them.
+        wide = {**point, b: mpmath.mpf(200)}
+        mass, moment = expectations(spec, integrands[:2], wide, digits=15)
+        assert abs(mass - 1) < mpmath.mpf(10) ** -15
+        assert abs(moment - 200**2) < mpmath.mpf(10) ** -15 * 200**2
+
+
+def test_laplace_verification_reaches_25_digits(laplace_verified):
+    """The Fisher entries by the nested quadrature split at the kinks x_i = m_i, and the
+    lift's checks, all passed at 25 digits or more; the cost is recorded."""
+    checks = laplace_verified.checks
+    fisher = [c for c in checks if c.quantity.startswith("g_")]
+    assert len({tuple(sorted(c.point.items())) for c in fisher}) >= 5
+    assert all(c.passed and c.digits >= 25 for c in fisher), [c for c in fisher if not c.passed]
+    lift = [c for c in checks if c.quantity in {"product_density", "renyi_vector_shift",
+                                                 "kl_vector_shift", "renyi_ball_supremum"}]
+    assert lift and all(c.passed for c in lift)
+    assert laplace_verified.derivation.timings["quadrature_nodes"] > 0
+
+
+def test_latex_section_of_the_laplace_states_the_vertex():
+    text = (REPOSITORY / "generated" / "latex" / f"{LAPLACE}.tex").read_text()
+    assert r"supremum over the ball $\|h\|_{1} \le \Delta$" in text
+    assert r"$\sum_i \varepsilon(|h_i|) \le \varepsilon(\|h\|_1) \le \varepsilon(\Delta)$" in text
+    assert "sits at a vertex" in text
+
+
+def _generated_module(name):
+    """The generated module itself (the accounting wrapper keeps only its mechanism)."""
+    import importlib.util
+
+    path = REPOSITORY / "generated" / "python" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"vector_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 # -- refusals -----------------------------------------------------------------------------------

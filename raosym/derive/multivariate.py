@@ -72,9 +72,7 @@ def expectation_form(spec: FamilySpec, integrand: sympy.Expr) -> sympy.Expr:
     """``integrand`` under its nested integral or sum, the last variable innermost."""
     form = integrand
     for variable, support in reversed(tuple(zip(spec.variables, spec.supports))):
-        if support.kind == "finite":
-            form = sympy.Sum(form, (variable, support.lower, support.upper))
-        elif support.discrete:
+        if support.kind == "finite" or support.discrete:
             form = sympy.Sum(form, (variable, support.lower, support.upper))
         else:
             form = sympy.Integral(form, (variable, support.lower, support.upper))
@@ -92,12 +90,14 @@ def iterated_entries(spec: FamilySpec, score, *, budget: float) -> tuple[FisherE
         for j in range(i + 1):
             name = fisher_symbol(coordinates[i].name, coordinates[j].name)
             integrand = score[i] * score[j] * spec.density
+            form = expectation_form(spec, integrand)
             definition = ProofStep(
                 "Definition: the Fisher information is the expected product of the scores.",
-                name, expectation_form(spec, integrand),
-                "the score-product form, over every sample variable", "definition")
+                name, form, "the score-product form, over every sample variable", "definition")
             value, strategy, justification = _iterated(spec, integrand, name, budget)
-            closing = ProofStep("Evaluate the nested expectation.", name, value, justification,
+            # From the nested expectation the definition displays: the LaTeX backend shows
+            # the two as one chain g = E[...] = value, as it does a scalar entry's.
+            closing = ProofStep("Evaluate the nested expectation.", form, value, justification,
                                 strategy)
             entries.append(FisherEntry(i, j, value, strategy, (definition, closing)))
     return tuple(entries)
@@ -124,7 +124,8 @@ def _iterated(spec, integrand, name, budget) -> tuple[sympy.Expr, str, str]:
                 "(raosym has no numeric path for families of several variables yet)")
     kind = "iterated sums" if spec.supports[0].discrete else "iterated integrals"
     return tidy(value), kind, (
-        "Fubini: the last variable first, its bounds in the earlier ones, then outwards")
+        "by Fubini's theorem: the last variable first, its bounds in the earlier ones, then "
+        "outwards")
 
 
 # ----------------------------------------------------------------------------- distances

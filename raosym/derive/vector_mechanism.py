@@ -126,10 +126,12 @@ def _factor_spec(spec: FamilySpec, mechanism: Mechanism, variables, steps) -> Fa
     steps.append(ProofStep(
         "The density is the product of one factor per coordinate:",
         sympy.Function("f")(*variables), sympy.Mul(*copies, evaluate=False),
-        "phi is f with every other variable and location set to 0, divided by the "
-        "(d - 1)/d-th power of f at the origin; the logarithms of the two sides agree term by "
-        "term, and phi integrates to 1 since f does", "product density",
-        chain=(), also=((sympy.Function("phi")(variables[0], locations[0]), factor),)))
+        # psi, not phi: the LaTeX backend writes phi as varphi, the name of e^y - 1 - y in
+        # the accounting that follows.
+        "psi is f with every other variable and location set to 0, divided by f at the "
+        "origin to the power (d - 1)/d; the logarithms of the two sides agree term by term, "
+        "and psi integrates to 1 since f does", "product density",
+        chain=(), also=((sympy.Function("psi")(variables[0], locations[0]), factor),)))
     location = mechanism.locations[0]
     used = factor.free_symbols
     return FamilySpec(

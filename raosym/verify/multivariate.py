@@ -16,7 +16,10 @@ density and the scores are evaluated once per node.
   an exponential decay in ``y`` (the rule ``y = exp(t - e^{-t})``); a half-line is
   ``x = L + y`` in the same rule, and the real line a trapezoid ``x = c + s t``, centred and scaled at the density's mode
   and curvature when the whole piece lives on lines (exact to 1e-34 at h = 1/2 for a normal
-  density; heavier tails converge slowly and are reported as not reached). The error is estimated
+  density; heavier tails converge slowly and are reported as not reached). A range is first
+  cut at the kinks of ``Abs``, ``sign`` and ``Heaviside`` in its variable (the product
+  Laplace's ``x_i = m_i``, and ``m_i + h_i`` too in a Rényi integrand between two outputs),
+  each kink the exact end of its pieces (:func:`_kink_ranges`). The error is estimated
   from the rules at steps h, 2h and 4h (the digits of a double-exponential rule double with
   each halving); a result short of the requested digits raises
   :class:`~raosym.verify.quadrature.PrecisionUnreachable`, reported as a check not reached.
@@ -27,12 +30,15 @@ density and the scores are evaluated once per node.
 
 from __future__ import annotations
 
+import itertools
+
 import mpmath
 import sympy
 
+from raosym.derive.integrals import kinks
 from raosym.spec.model import FamilySpec
 from raosym.verify.evaluate import evaluate, mpmath_function
-from raosym.verify.quadrature import PrecisionUnreachable, hoisted
+from raosym.verify.quadrature import PrecisionUnreachable, hoisted, widest_parameter
 
 #: The step of the finest rule (the coarser ones are 2h and 4h, on the same nodes).
 STEP = mpmath.mpf(1) / 8
@@ -128,17 +134,21 @@ class _Piece:
         self.expressions, self.kinds, self.new, self.back = expressions, kinds, new, back
 
 
-def _pieces(spec, integrands) -> list[_Piece]:
-    """The symbolic substitutions of every variable, level by level (see the module doc)."""
+def _pieces(spec, integrands, point) -> list[_Piece]:
+    """The symbolic substitutions of every variable, level by level (see the module doc),
+    each variable's range first cut at the kinks of the integrands in it
+    (:func:`_kink_ranges`)."""
     states = [(sympy.S.One, [], [], {})]  # (Jacobian, kinds, new symbols, x -> x(new))
     for index, (variable, support) in enumerate(zip(spec.variables, spec.supports)):
         fresh = sympy.Symbol(f"_y{index}", real=True)
         grown = []
         for jacobian, kinds, new, back in states:
             lower, upper = support.lower.subs(back), support.upper.subs(back)
-            for kind, image, derivative in _maps(fresh, lower, upper):
-                grown.append((jacobian * derivative, [*kinds, kind], [*new, fresh],
-                              {**back, variable: image}))
+            ranges, width = _kink_ranges(integrands, variable, back, lower, upper, point)
+            for left, right in ranges:
+                for kind, image, derivative in _maps(fresh, left, right, width):
+                    grown.append((jacobian * derivative, [*kinds, kind], [*new, fresh],
+                                  {**back, variable: image}))
         states = grown
     result = []
     for jacobian, kinds, new, back in states:
@@ -162,8 +172,49 @@ def _fewer_transcendentals(expr: sympy.Expr) -> sympy.Expr:
     return sympy.powsimp(expr, combine="exp")
 
 
-def _maps(y, lower, upper):
-    """``(kind, x(y), dx/dy)`` for each piece of one variable's range."""
+def _kink_ranges(integrands, variable, back, lower, upper, point) -> tuple[list, sympy.Expr]:
+    """``([(lower, k_1), (k_1, k_2), ..., (k_n, upper)], width)``: the range cut at the
+    kinks ``k_i`` of the integrands in ``variable`` (the earlier
+    variables already substituted): the points where an argument of ``Abs``, ``sign`` or
+    ``Heaviside`` vanishes, located by the one-variable verify stage's
+    :func:`~raosym.derive.integrals.kinks` (the Laplace factor's ``x_i = m_i``). A kink
+    becomes the symbolic end of two pieces, so that ``x - m_i`` is the exact new variable
+    ``w e^{-y}`` or ``y`` beside it and each piece is smooth for the double-exponential rule
+    (across a kink it converges like a trapezoid: 2 of 25 digits). Only kinks and bounds
+    that are numbers at ``point`` (free of the earlier variables) can be ordered and are cut
+    at; a kink that moves with an earlier variable (``|x2 - x1|``) is left in its piece, and
+    the error estimate reports the digits that then are not reached.
+
+    ``width`` scales a half-line that begins at a kink, ``x = k + width y``: the family's
+    widest positive parameter above 1 (:func:`~raosym.verify.quadrature.widest_parameter`,
+    the width the one-variable quadrature scales its tails by), else 1. The rule's nodes run
+    to y = 2200: unscaled, a Laplace factor of scale b = 60 would be cut where e^{-2200/60}
+    (1e-16) of its mass remains, a loss the error estimate does not see. A range without a
+    kink keeps width 1 (the families without kinks are integrated as before)."""
+    whole = ([(lower, upper)], sympy.S.One)
+    arguments = sympy.Tuple(*integrands).subs(back)
+    located = kinks(arguments, variable)
+    bounds = [evaluate(bound, point) if not bound.free_symbols - set(point) else None
+              for bound in (lower, upper)]
+    if not located or None in bounds:
+        return whole
+    inside: dict = {}  # value at the point -> the kink's symbolic form (equal ones once)
+    for kink in located:
+        if kink.free_symbols - set(point):
+            continue
+        value = evaluate(kink, point)
+        if bounds[0] < value < bounds[1] and value not in inside:
+            inside[value] = kink
+    if not inside:
+        return whole
+    ends = [lower, *(inside[value] for value in sorted(inside)), upper]
+    widest = widest_parameter(point)
+    return list(itertools.pairwise(ends)), (sympy.S.One if widest is None else widest)
+
+
+def _maps(y, lower, upper, width=sympy.S.One):
+    """``(kind, x(y), dx/dy)`` for each piece of one variable's range; a half-line is
+    ``x = L + width y`` (see :func:`_kink_ranges`)."""
     finite_lower, finite_upper = lower.is_finite is not False, upper.is_finite is not False
     if finite_lower and finite_upper:
         half = (upper - lower) / 2
@@ -171,9 +222,9 @@ def _maps(y, lower, upper):
                 ("half", upper - half * sympy.exp(-y), half * sympy.exp(-y))]
     # A half-line directly in the (0, ∞) rule: dense at the end, out to 2200 for the tail.
     if finite_lower:
-        return [("half", lower + y, sympy.S.One)]
+        return [("half", lower + width * y, width)]
     if finite_upper:
-        return [("half", upper - y, sympy.S.One)]
+        return [("half", upper - width * y, width)]
     return [("line", y, sympy.S.One)]
 
 
@@ -206,7 +257,7 @@ def _quadrature(spec, integrands, point, digits, nonnegative_first):
     arguments = [point[s] for s in parameters]
     levels = [[mpmath.mpf(0)] * len(integrands) for _ in range(3)]  # steps h, 2h, 4h
     counter = {"nodes": 0}
-    for piece in _pieces(spec, integrands):
+    for piece in _pieces(spec, integrands, point):
         function = mpmath_function(piece.expressions, [*piece.new, *parameters], cse=True)
         builders = None
         if all(kind == "line" for kind in piece.kinds):

@@ -287,7 +287,8 @@ def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.
     widths = [point[s] for s in parameters_proper if s.is_positive]
     candidates = centres + [c + sign * w for c in centres for w in widths for sign in (-1, 1)]
     arguments = [point[s] for s in parameters]
-    width = max([mpmath.mpf(1), *widths])
+    widest = widest_parameter(point)
+    width = point[widest] if widest is not None else mpmath.mpf(1)
     plain = _piece_function(integrand, x, None, "plain", parameters)
     candidates += _peak(plain, centres, width, arguments, lower, upper)
     breaks = [lower, *sorted({c for c in candidates if lower < c < upper}), upper]
@@ -319,6 +320,16 @@ def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.
         total += mpmath.quad(lambda w, f=function, c=base, d=scale: _at_node(f, w, c, d, arguments),
                              interval, method=method)
     return total
+
+
+def widest_parameter(point: dict) -> sympy.Symbol | None:
+    """The positive parameter of largest value above 1 at ``point`` (symbols hoisted by
+    :func:`hoisted` excluded), or None: the family's typical width, by which the tails are
+    scaled here and the half-lines beside a kink in :mod:`raosym.verify.multivariate`
+    (a width of 1 when None)."""
+    positive = [s for s in point if s.is_positive and not s.name.startswith("_constant")]
+    widest = max(positive, key=lambda s: point[s], default=None)
+    return widest if widest is not None and point[widest] > 1 else None
 
 
 def _slowly_vanishing(anchored, base, length, width, arguments) -> bool:
