@@ -69,6 +69,9 @@ EXPECTED = {
     # The categorical in its free coordinates: δ_ij/p_i + 1/p_3 with p_3 = 1 - p1 - p2.
     "categorical3": sympy.Matrix([[1 / p1 + 1 / (1 - p1 - p2), 1 / (1 - p1 - p2)],
                                   [1 / (1 - p1 - p2), 1 / p2 + 1 / (1 - p1 - p2)]]),
+    # The multinomial of n trials (Kass and Vos 1997): n times the categorical's.
+    "multinomial3": n * sympy.Matrix([[1 / p1 + 1 / (1 - p1 - p2), 1 / (1 - p1 - p2)],
+                                      [1 / (1 - p1 - p2), 1 / p2 + 1 / (1 - p1 - p2)]]),
     # The normal family with fixed covariance: the inverse covariance.
     "normal2_fixed": sympy.Matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]]).inv(),
     "gaussian_vector3": sympy.eye(3) / sigma**2,

@@ -143,13 +143,14 @@ def _isotropic_laplace(p, q, constants):
 
 def _round_sphere(p, q, constants):
     """2 arccos Σ √(p_i q_i) over the three outcomes (p3 = 1 - p1 - p2), through the
-    well-conditioned 4 asin(‖√p - √q‖/2)."""
+    well-conditioned 4 asin(‖√p - √q‖/2); for the multinomial of n trials the sphere has
+    radius 2√n (Kass and Vos 1997), so the distance is √n times the categorical's."""
     first, second = ([mp(v) for v in point] for point in (p, q))
     first.append(1 - first[0] - first[1])
     second.append(1 - second[0] - second[1])
     chord = mpmath.sqrt(mpmath.fsum((mpmath.sqrt(a) - mpmath.sqrt(b)) ** 2
                                     for a, b in zip(first, second)))
-    return 4 * mpmath.asin(chord / 2)
+    return 4 * mpmath.sqrt(constants.get("n", 1)) * mpmath.asin(chord / 2)
 
 
 REFERENCES = {
@@ -180,6 +181,7 @@ REFERENCES = {
     "gaussian_mechanism3": (_isotropic, {"sigma": 0.7}),
     "laplace_mechanism2": (_isotropic_laplace, {"b": 2.5}),
     "categorical3": (_round_sphere, {}),
+    "multinomial3": (_round_sphere, {"n": 7}),
 }
 CLOSED_FAMILIES = sorted(REFERENCES)
 
@@ -266,7 +268,7 @@ GRIDS = {
     "geometric": _probability_grid,
     "normal2_fixed": _mean_grid(2), "gaussian_vector3": _mean_grid(3),
     "gaussian_mechanism3": _mean_grid(3), "laplace_mechanism2": _mean_grid(2),
-    "categorical3": _simplex_grid,
+    "categorical3": _simplex_grid, "multinomial3": _simplex_grid,
 }
 
 

@@ -713,7 +713,8 @@ def test_no_fraction_inside_a_fraction_in_the_gaussian_distance(catalog, generat
         1 + ((m1 - m2)**2 + 2 * (s1 - s2)**2) / (4 * s1 * s2))
     assert sympy.simplify(derivation.distance.textbook - literature) == 0
     text = (generated_tree / "latex" / "gaussian.tex").read_text()
-    proposition = text[text.index(r"\subsection*{Rao distance}"):]
+    section = text.index(r"\subsection*{Rao distance}")
+    proposition = text[text.index(r"\begin{raosymproposition}", section):]
     proposition = proposition[:proposition.index(r"\end{align*}")]
     assert (r"\frac{\left(\mu_{1} - \mu_{2}\right)^{2} + 2 \left(\sigma_{1} - \sigma_{2}\right)"
             r"^{2}}{4 \sigma_{1} \sigma_{2}}") in proposition

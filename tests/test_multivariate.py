@@ -607,9 +607,11 @@ def multinomial_reference(n, p, q) -> mpmath.mpf:
 
 def test_multinomial_fisher_is_n_times_the_categorical(multinomial):
     """g_ij = n (δ_ij/p_i + 1/p3), the multinomial's Fisher matrix in the free coordinates."""
-    for p1, p2, n in random_points(4, lambda rng: (lambda u: (u, rng.uniform(0.01, 0.99) * (1 - u),
-                                                              rng.randint(1, 40)))(
-            rng.uniform(0.01, 0.99))):
+    def draw(rng):
+        u = rng.uniform(0.01, 0.99)
+        return u, rng.uniform(0.01, 0.99) * (1 - u), rng.randint(1, 40)
+
+    for p1, p2, n in random_points(4, draw):
         p3 = 1 - mpmath.mpf(p1) - mpmath.mpf(p2)
         p = [mpmath.mpf(p1), mpmath.mpf(p2)]
         for i in range(2):

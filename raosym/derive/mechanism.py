@@ -131,7 +131,8 @@ def additive_mechanism(spec: FamilySpec, fisher: sympy.Matrix,
     distance = sympy.Abs(mu_1 - mu_2) * sympy.sqrt(metric)
     steps.append(ProofStep(
         "Rao distance between two outputs of the mechanism (one coordinate, constant metric).",
-        sympy.Symbol("d_R"), distance, "the length of the segment, sqrt(g) |mu_1 - mu_2|",
+        sympy.Symbol("d_R"), distance,
+        "the length of the segment: sqrt(g) times the distance between the two locations",
         "rao distance"))
     # Not simplified: SymPy would trade N*gamma(2 - 1/N) for (N - 1)*gamma(1 - 1/N), which is
     # 0*oo at N = 1 (the metric's form, from the Fisher ladder, has no removable singularity).

@@ -186,7 +186,7 @@ def _curve_supremum(norm: str, curve, delta, steps) -> tuple[str, str]:
         raise DerivationError("the factor's RDP curve has no closed form, so its supremum over "
                               "the sensitivity ball is not derived")
     steps.append(ProofStep(
-        "The Renyi divergence of a shift h adds over the coordinates:",
+        "The Rényi divergence of a shift h adds over the coordinates:",
         sympy.Function("D_alpha")(sympy.Symbol("h")),
         sympy.Sum(sympy.Function("D_alpha")(sympy.Symbol("h_i")), (sympy.Symbol("i"), 1,
                                                                      sympy.Symbol("d"))),

@@ -33,7 +33,8 @@ from raosym._version import __version__
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.forms import line_element_form, positive_form, readable_form, written_form
+from raosym.emit.latex.forms import (line_element_form, line_element_latex, positive_form,
+                                     readable_form, written_form)
 from raosym.emit.latex.layout import (
     continued_rows,
     display_rows,
@@ -152,7 +153,7 @@ def section_context(verified: Verified) -> dict:
         "unavailable": [{"quantity": tex_text(item.quantity),
                          "reason": printer.prose.latex(item.reason)}
                         for item in verified.unavailable],
-        "line_element_symbol": _line_element_latex(spec),
+        "line_element_symbol": line_element_latex(spec),
         "distance": distance_context(
             verified, printer,
             # the half-plane's own steps with its coordinate xi
@@ -272,7 +273,7 @@ def family_printers(verified: Verified) -> tuple[ProofPrinter, ProofPrinter]:
     distance proofs, whose half-plane coordinate x is written xi (the family's variable is x).
     Where a parameter is called s, the scores s_i of the sentences are written u_i."""
     spec = verified.derivation.spec
-    names = {LINE_ELEMENT_NAME: _line_element_latex(spec), **distance_names(verified)}
+    names = {LINE_ELEMENT_NAME: line_element_latex(spec), **distance_names(verified)}
     if not any(p.name == "s" for p in spec.coordinates):
         # the arc length's differential of a one-coordinate distance (ds = sqrt(g) |dp|),
         # upright as every differential (a coordinate s has its own ds, named already)
@@ -289,12 +290,6 @@ def family_printers(verified: Verified) -> tuple[ProofPrinter, ProofPrinter]:
 def score_letter(spec: FamilySpec) -> str:
     """The letter of the scores: ``s``, or ``u`` when a parameter is called s."""
     return "u" if any(symbol_latex(p.name) == "s" for p in spec.parameters) else "s"
-
-
-def _line_element_latex(spec: FamilySpec) -> str:
-    if any(p.name == "s" for p in spec.coordinates):
-        return r"\mathrm{d}\ell"
-    return r"\mathrm{d}s"
 
 
 def _geometry_steps(steps: tuple[ProofStep, ...], spec: FamilySpec) -> list[ProofStep]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import sympy
 
 from raosym.derive.steps import PERIOD_STRATEGY
-from raosym.emit.latex.forms import line_element_form
+from raosym.emit.latex.forms import line_element_form, line_element_latex
 from raosym.emit.latex.layout import display_rows
 from raosym.emit.latex.printer import ProofPrinter, quantity_label, symbol_latex, tex_text
 from raosym.emit.provenance import verification_record
@@ -59,8 +59,10 @@ def distance_context(verified: Verified, printer: ProofPrinter, steps) -> dict |
         "one_coordinate": False,
         "structure": printer.prose.latex(STRUCTURES.get(distance.structure,
                                                         distance.structure)),
-        "line_element": printer.doprint(line_element_form(derivation.geometry.line_element,
-                                                        spec)),
+        # On rows, as the line element of the geometry steps: three coordinates' overrun a line.
+        "line_element_rows": display_rows(
+            f"{line_element_latex(spec)}^2",
+            line_element_form(derivation.geometry.line_element, spec), printer),
         "points": [", ".join(printer.doprint(s) for s in point) for point in distance.points],
         "steps": steps(distance.steps, printer, first=1),
         "period_steps": steps([s for s in distance.steps if s.strategy == PERIOD_STRATEGY],

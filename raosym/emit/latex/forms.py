@@ -244,6 +244,14 @@ def _unevaluated(node: ast.AST, symbols: dict) -> sympy.Expr:
     raise ValueError("not written with integers, names, operators and calls only")
 
 
+def line_element_latex(spec: FamilySpec) -> str:
+    """The line element's name: ``ds``, or ``d\\ell`` when a coordinate is called s (whose
+    differential is ``ds``)."""
+    if any(p.name == "s" for p in spec.coordinates):
+        return r"\mathrm{d}\ell"
+    return r"\mathrm{d}s"
+
+
 def line_element_form(expr: sympy.Expr, spec: FamilySpec) -> sympy.Expr:
     """The line element as a geometer writes it: each term its coefficient, then its
     differentials (``psi'(k) dk^2 + (2/theta) dk dtheta + (k/theta^2) dtheta^2``, not SymPy's
