@@ -58,6 +58,32 @@ def test_gate_refuses_a_module_printed_with_a_wrong_sign(catalog, monkeypatch):
     assert "returned -" in message and "expected " in message
 
 
+def test_a_reference_the_gate_cannot_compute_drops_the_quantity_not_the_run(catalog,
+                                                                            monkeypatch):
+    """A probe point outside a coordinate's dependent domain gave the multinomial's distance a
+    complex reference, and the TypeError ended `raosym generate` with a traceback (nothing
+    written for any family). Such a failure of the gate's own now drops that quantity, with
+    the reason, and the family keeps the rest; in the metric's probes it fails the family
+    (an EmitError, which generate reports per family)."""
+    import mpmath
+
+    from raosym import gate
+    from raosym.gate import emitted
+
+    def complex_reference(_verified):
+        return [mpmath.mpf(mpmath.sqrt(-1))]  # mpmath: cannot create mpf from mpc
+
+    monkeypatch.setattr(emitted, "_distance_probes", complex_reference)
+    files, dropped = gate.render_family(verified(catalog, "gaussian"))
+    assert [item.quantity for item in dropped] == ["Rao distance"]
+    assert "could not compute its reference values (TypeError" in dropped[0].reason
+    assert "def rao_distance(" not in files["python/gaussian.py"]
+    assert "def fisher_information(" in files["python/gaussian.py"]
+    monkeypatch.setattr(emitted, "_metric_probes", complex_reference)
+    with pytest.raises(emitted.EmittedCodeError, match="could not compute its reference"):
+        gate.render_family(verified(catalog, "gaussian"))
+
+
 def test_generate_leaves_out_accounting_whose_code_fails_and_keeps_the_rest(
         catalog, monkeypatch, tmp_path, capsys):
     """A wrong sign in the accounting template's KL (the symbolic record is right, the code

@@ -48,6 +48,7 @@ from sympy.codegen.cfunctions import expm1, log1p
 from sympy.functions.elementary.trigonometric import TrigonometricFunction
 
 from raosym.derive.budget import BudgetExceeded, run_with_budget
+from raosym.derive.geometry import derive_geometry
 from raosym.derive.integrals import tidy, transcendental_radical
 from raosym.derive.steps import PERIOD_STRATEGY, Geometry, ProofStep, RaoDistance
 from raosym.errors import DerivationError
@@ -306,6 +307,75 @@ def _product(problem: _Problem) -> RaoDistance:
     return RaoDistance("product", textbook, stable, (problem.first, problem.second), tuple(steps))
 
 
+def _block_product(problem: _Problem) -> RaoDistance:
+    """A metric that splits into blocks, each depending only on its own coordinates
+    (independent normal and exponential samples in (mu, sigma, lam): the half-plane times a
+    line): the product of the blocks' manifolds, ``d² = Σ d_b²``, each block's distance
+    recognized on its own as a manifold of its coordinates."""
+    blocks = _blocks(problem.metric, problem.coordinates)
+    if len(blocks) < 2:
+        raise _Declined("the metric does not split into blocks of coordinates")
+    if all(len(block) == 1 for block in blocks):
+        raise _Declined("every block is one coordinate")  # the product of lines, above
+    pieces = []
+    for block in blocks:
+        piece = _recognized(_block_problem(problem, block))
+        names = ", ".join(str(problem.coordinates[i]) for i in block)
+        if not piece.closed:
+            raise _Declined(f"the block of {names} has no closed distance")
+        pieces.append(piece)
+    textbook = sympy.sqrt(sum(piece.textbook ** 2 for piece in pieces))
+    stable = sympy.sqrt(sum(piece.stable ** 2 for piece in pieces))
+    steps = [ProofStep(
+        "The metric splits into blocks, each depending only on its own coordinates: the "
+        "manifold is a product of the blocks' manifolds.", sympy.Symbol("g"),
+        sympy.ImmutableMatrix(problem.metric),
+        "geodesics of a product are products of geodesics of the factors, each at constant "
+        "speed", "distance")]
+    for piece in pieces:
+        steps += piece.steps
+    steps.append(ProofStep("The distance of a product manifold.", sympy.Symbol("d"), textbook,
+                           "d² is the sum of the squared distances of the factors",
+                           "distance"))
+    steps.append(ProofStep("The cancellation-free form: a root of a sum of squares of the "
+                           "factors' stable distances.", sympy.Symbol("d"), stable,
+                           "each factor is replaced by its equal stable form", "stable form"))
+    return RaoDistance("product of manifolds", textbook, stable, (problem.first, problem.second),
+                       tuple(steps))
+
+
+def _blocks(metric: sympy.Matrix, coordinates) -> list[list[int]]:
+    """The coordinates' indices grouped so that no entry of the metric couples two groups:
+    i and j are together when g_ij is not zero or an entry of i's row depends on j."""
+    group = list(range(len(coordinates)))
+
+    def root(i: int) -> int:
+        while group[i] != i:
+            i = group[i]
+        return i
+
+    for i in range(len(coordinates)):
+        for j in range(len(coordinates)):
+            linked = {j} if i != j and metric[i, j] != 0 else set()
+            linked |= {k for k, theta in enumerate(coordinates) if metric[i, j].has(theta)}
+            for k in linked:
+                group[root(k)] = root(i)
+    blocks: dict[int, list[int]] = {}
+    for i in range(len(coordinates)):
+        blocks.setdefault(root(i), []).append(i)
+    return sorted(blocks.values())
+
+
+def _block_problem(problem: _Problem, block: list[int]) -> _Problem:
+    """The manifold of one block's coordinates: its metric, geometry and points."""
+    spec = dataclasses.replace(problem.spec,
+                               coordinates=tuple(problem.spec.coordinates[i] for i in block))
+    metric = problem.metric.extract(block, block)
+    return _Problem(spec, metric, derive_geometry(spec.coordinate_symbols, metric),
+                    tuple(problem.first[i] for i in block), tuple(problem.second[i] for i in block),
+                    problem.budget)
+
+
 def _warped_half_plane(problem: _Problem) -> RaoDistance:
     """g = diag(a(u)·b(y), c(y)) with 4·c·b²/b'² = m constant: a half-plane scaled by m."""
     coordinates, metric = problem.coordinates, problem.metric
@@ -409,6 +479,7 @@ _RECOGNIZERS = (
     ("one-coordinate manifold", _one_coordinate, 1),
     ("location-scale half-plane", _half_plane, 2),
     ("product of one-dimensional manifolds", _product, 2),
+    ("product of manifolds", _block_product, 2),
     ("warped half-plane", _warped_half_plane, 2),
 )
 

@@ -327,16 +327,30 @@ def adversarial_values(domain, *, extreme: bool = False) -> list[float]:
 def build_probes(verified) -> list[Probe]:
     """Every probe of a family's module (see the module docstring)."""
     derivation = verified.derivation
-    probes = _metric_probes(derivation)
+    probes = _built(None, lambda: _metric_probes(derivation))
     if derivation.geometry.gaussian_curvature is not None:
-        probes += _curvature_probes(derivation)
+        probes += _built(None, lambda: _curvature_probes(derivation))
     if derivation.distance is not None:
-        probes += [replace(p, quantity="Rao distance") for p in _distance_probes(verified)]
+        probes += _built("Rao distance", lambda: _distance_probes(verified))
     if derivation.mechanism is not None:
         from raosym.gate.mechanism import mechanism_probes
 
-        probes += [replace(p, quantity="privacy accounting") for p in mechanism_probes(verified)]
+        probes += _built("privacy accounting", lambda: mechanism_probes(verified))
     return probes
+
+
+def _built(quantity: str | None, build) -> list[Probe]:
+    """``build()``'s probes, marked as the quantity's. A reference the gate cannot compute
+    (an error of its own: a probe point that left a domain gave a complex reference and a
+    TypeError) fails that quantity, which the family does without, or the family, never the
+    whole run, and says why."""
+    try:
+        probes = build()
+    except (ArithmeticError, TypeError, ValueError) as error:
+        raise EmittedCodeError(
+            "the emitted-code gate could not compute its reference values "
+            f"({type(error).__name__}: {error})", quantity) from error
+    return [replace(p, quantity=quantity) for p in probes] if quantity else probes
 
 
 def as_float(value) -> float:

@@ -33,8 +33,13 @@ from raosym._version import __version__
 from raosym.derive.steps import FisherEntry, ProofStep
 from raosym.emit.latex.accounting import accounting_context
 from raosym.emit.latex.distance import distance_context, distance_names
-from raosym.emit.latex.forms import (line_element_form, line_element_latex, positive_form,
-                                     readable_form, written_form)
+from raosym.emit.latex.forms import (
+    line_element_form,
+    line_element_latex,
+    positive_form,
+    readable_form,
+    written_form,
+)
 from raosym.emit.latex.layout import (
     continued_rows,
     display_rows,

@@ -123,6 +123,7 @@ STRUCTURES = {"one coordinate": "one-coordinate manifold",
               "constant metric": "manifold with a constant metric",
               "location-scale half-plane": "location-scale half-plane",
               "product": "product of one-dimensional manifolds",
+              "product of manifolds": "product of manifolds (the metric splits into blocks)",
               "warped half-plane": "warped half-plane",
               "round sphere (finite outcomes)": "piece of the sphere of radius 2 (a family "
                                                 "on finitely many outcomes)",
