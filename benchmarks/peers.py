@@ -8,9 +8,7 @@ the same families; issue 15 for the peers installed in their own environments. T
   a peer whose install fails is reported as not measured, with pip's last line;
 - writes the inputs to a temporary folder and runs ``benchmarks/peers/<peer>_peer.py`` in
   the peer's venv, which times the peer's functions (CPU time, best of rounds) and returns
-  its values; raosym (``generated/python``, and a Dirichlet module generated from
-  ``tests/families/dirichlet3.toml`` into a temporary folder, about 40 s) and dp_accounting
-  (the main environment) are timed the same way in this process, in the same run;
+  its values; raosym (``generated/python``) and dp_accounting (the main environment) are timed the same way in this process, in the same run;
 - prints one line per figure: raosym's time, the peer's, the ratio raosym/peer, and each
   one's largest relative error against an mpmath reference at 50 digits written here from
   the literature's closed forms (matrices: max |error| / max |reference| per point). Rows
@@ -30,10 +28,12 @@ includes building its composition of 52.
 
 Never part of the pass/fail suite. Run ``raosym generate`` first.
 
-    python benchmarks/peers.py [--quick] [--envs DIR] [--generated DIR] [--dirichlet DIR]
+    python benchmarks/peers.py [--quick] [--envs DIR] [--generated DIR]
 
-``--quick``: 2 rounds instead of 5, and fewer reference points. ``--dirichlet DIR``: a folder
-holding an already generated ``dirichlet3.py`` (skips the generation).
+``--quick``: 2 rounds instead of 5, and fewer reference points. The Dirichlet's distance has
+no closed form: its reference pairs lie on the diagonal a1 = a2 = a3, the set fixed by the
+permutations of the coordinates (isometries), so a geodesic, along which the distance is the
+integral of the speed sqrt(3 psi1(u) - 9 psi1(3u)), computed with mpmath's quadrature.
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -177,6 +176,15 @@ def dirichlet_metric(a):
     return [[(mpmath.psi(1, a[i]) if i == j else 0) - both for j in range(3)] for i in range(3)]
 
 
+def dirichlet_diagonal_distance(p, q):
+    """Between (s, s, s) and (t, t, t): the integral of sqrt(3 psi1(u) - 9 psi1(3u)) from s
+    to t (the diagonal is a geodesic: see the module docstring)."""
+    s, t = mpmath.mpf(p[0]), mpmath.mpf(q[0])
+    assert p[0] == p[1] == p[2] and q[0] == q[1] == q[2], "a reference pair off the diagonal"
+    return abs(mpmath.quad(lambda u: mpmath.sqrt(3 * mpmath.psi(1, u) - 9 * mpmath.psi(1, 3 * u)),
+                           [s, t]))
+
+
 def normal_metric(point):
     sigma = mpmath.mpf(point[1])
     return [[1 / sigma**2, 0], [0, 2 / sigma**2]]
@@ -220,7 +228,9 @@ def geometry_inputs(rng) -> dict[str, list[np.ndarray]]:
         "dirichlet:metric:1": [alphas[:1]], "dirichlet:metric:N": [alphas],
         "dirichlet:metric:check": [np.array([[1e-6, 1e-6, 1e-6], [1e6, 2e6, 3e6],
                                              [1e-4, 1.0, 1e5], [1e-8, 50.0, 1e8]])],
-        "dirichlet:dist:1": [alphas[:1], alphas[1:2]],
+        "dirichlet:dist:1": [np.full((1, 3), 0.7), np.full((1, 3), 5.0)],
+        "dirichlet:dist:check": [np.repeat([[0.05], [1.0], [3.0], [0.2]], 3, axis=1),
+                                 np.repeat([[40.0], [1.0 + 1e-9], [3.5], [15.0]], 3, axis=1)],
         "normal:metric:1": [normal[0, :1]], "normal:metric:N": [normal[0]],
         "normal:metric:check": [scales],
         "normal:dist:1": [normal[0, :1], normal[1, :1]],
@@ -246,36 +256,19 @@ def pullback(metric: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- geomstats
 
 
-def raosym_functions(generated: Path, dirichlet) -> dict:
+def raosym_functions(generated: Path) -> dict:
     """family -> (Fisher function, distance function, their mpmath references); None where
     raosym or the reference has none."""
     categorical, gaussian = load(generated, "categorical3"), load(generated, "gaussian")
+    dirichlet = load(generated, "dirichlet3")
     return {
         "categorical": (categorical.fisher_information, categorical.rao_distance,
                         categorical_metric, categorical_distance),
-        "dirichlet": (getattr(dirichlet, "fisher_information", None),
-                      getattr(dirichlet, "rao_distance", None), dirichlet_metric, None),
+        "dirichlet": (dirichlet.fisher_information, dirichlet.rao_distance, dirichlet_metric,
+                      dirichlet_diagonal_distance),
         "normal": (gaussian.fisher_information, gaussian.rao_distance, normal_metric,
                    normal_distance),
     }
-
-
-def generate_dirichlet(given: Path | None, folder: Path):
-    """The dirichlet3 module: from --dirichlet, or generated into ``folder`` (timeout 300 s)."""
-    if given is not None:
-        return load(given, "dirichlet3"), "given"
-    source = REPOSITORY / "tests" / "families" / "dirichlet3.toml"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "dirichlet3.toml").write_text(source.read_text())
-    started = time.perf_counter()
-    try:
-        subprocess.run([sys.executable, "-m", "raosym", "generate", "--quiet", "dirichlet3.toml"],
-                       cwd=folder, env={**os.environ, "PYTHONPATH": str(REPOSITORY)},
-                       capture_output=True, text=True, check=True, timeout=300)
-    except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as failure:
-        return None, f"generation failed: {type(failure).__name__}"
-    seconds = time.perf_counter() - started
-    return load(folder / "generated" / "python", "dirichlet3"), f"generated in {seconds:.0f} s"
 
 
 def geometry_row(name: str, arrays, ours, theirs, their_time, exact, rounds: int,
@@ -316,18 +309,16 @@ def geomstats_section(arguments, folder: Path, rounds: int, count: int) -> None:
     inputs = geometry_inputs(rng)
     np.savez(folder / "inputs.npz", **{f"{name}|{i}": a for name, arrays in inputs.items()
                                         for i, a in enumerate(geomstats_arguments(name, arrays))})
-    # Generated first: its 40 s of SymPy would otherwise load the machine during the timings.
-    dirichlet, dirichlet_status = generate_dirichlet(arguments.dirichlet, folder / "dirichlet")
     python, status = peer_python(arguments.envs, "geomstats")
     report, why = (run_peer(python, "geomstats", folder, rounds) if python else (None, status))
-    functions = raosym_functions(arguments.generated, dirichlet)
+    functions = raosym_functions(arguments.generated)
     if report is None:
         print(f"\ngeomstats not measured: {why}")
         peer_values, peer_times, missing, version = {}, {}, {}, "—"
     else:
         version = report["version"]
         print(f"\ngeomstats {version} (numpy {report['numpy']}) in {arguments.envs / 'geomstats'}"
-              f" ({status}); dirichlet3 module: {dirichlet_status}")
+              f" ({status})")
         with np.load(folder / "geomstats_out.npz") as data:
             peer_values = {key: data[key] for key in data.files}
         peer_times, missing = report["times"], report["missing"]
@@ -340,10 +331,6 @@ def geomstats_section(arguments, folder: Path, rounds: int, count: int) -> None:
         if theirs is not None and family == "categorical" and quantity == "metric":
             theirs = pullback(theirs)
         notes = []
-        if ours is None:
-            notes.append("not available in raosym (" + (
-                f"no dirichlet3 module: {dirichlet_status}" if dirichlet is None
-                else "dirichlet3 delivers no Rao distance") + ")")
         if family == "categorical" and name.endswith("check") and theirs is not None:
             notes.append("geomstats gets p3 = 1 - p1 - p2 rounded to a float")
         if name in missing:
@@ -465,7 +452,6 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 rounds, fewer reference points")
     parser.add_argument("--envs", type=Path, default=Path.home() / ".cache" / "raosym-peers")
     parser.add_argument("--generated", type=Path, default=GENERATED)
-    parser.add_argument("--dirichlet", type=Path, help="folder with a generated dirichlet3.py")
     arguments = parser.parse_args()
     arguments.envs.mkdir(parents=True, exist_ok=True)
     rounds, count = (2, 100) if arguments.quick else (5, 500)

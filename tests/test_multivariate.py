@@ -7,8 +7,8 @@ References are evaluated here with mpmath and nothing from raosym: the Dirichlet
 Gaussian), the round-sphere distance ``2 arccos Σ √(p_i q_i)`` and the Mahalanobis distance
 ``√(Δᵀ Σ⁻¹ Δ)``. The normal with fixed covariance and the vector Gaussian are in the catalog
 (``derivations/``; their generated modules are checked here against the same references at
-float inputs where the textbook formula loses digits), the Dirichlet and the categorical live
-in ``tests/families/``, and two more are written here into the test's temporary folder.
+float inputs where the textbook formula loses digits); the Dirichlet and the categorical are
+in the catalog too, and two more are written here into the test's temporary folder.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import random
 from pathlib import Path
 
 import mpmath
+import numpy as np
 import pytest
 import sympy
 
@@ -77,7 +78,7 @@ def write(tmp_path, text: str, name: str = "x.toml") -> Path:
     return path
 
 
-DIRICHLET = (FAMILIES / "dirichlet3.toml").read_text()
+DIRICHLET = family("dirichlet3").read_text()
 
 
 def spec_error(tmp_path, text: str) -> SpecError:
@@ -123,7 +124,8 @@ def test_variables_must_be_an_array_of_names(tmp_path):
     error = spec_error(tmp_path, DIRICHLET.replace('variables = ["x1", "x2"]',
                                                    'variables = "x1"'))
     assert error.message.startswith("expected a non-empty array of variable names")
-    assert (error.key, error.line) == ("variables", 2)
+    line = DIRICHLET.splitlines().index('variables = ["x1", "x2"]') + 1
+    assert (error.key, error.line) == ("variables", line)
     error = spec_error(tmp_path, DIRICHLET.replace('["x1", "x2"]', '["x1", 2]'))
     assert error.message == "expected a variable name as a string, found an integer (2) " \
                             "(entry 2 of variables)"
@@ -675,3 +677,94 @@ def test_generated_multinomial_distance_matches_the_sphere():
             reference = multinomial_reference(n, [mpmath.mpf(v) for v in one],
                                               [mpmath.mpf(v) for v in two])
         assert abs(got - reference) <= 4e-16 * reference * 8, (one, two, n, got, reference)
+
+
+# ----------------------------------------------------------------------------- the Dirichlet
+
+
+def dirichlet_metric(a) -> list[list]:
+    """ψ₁(a_i) δ_ij − ψ₁(Σa) (Arwini and Dodson 2008), in mpmath at the given inputs."""
+    a = [mpmath.mpf(v) for v in a]
+    total = mpmath.psi(1, sum(a))
+    return [[(mpmath.psi(1, a[i]) if i == j else 0) - total for j in range(3)]
+            for i in range(3)]
+
+
+@pytest.mark.parametrize("a", [(0.3, 2.0, 7.5), (1e-6, 1e-6, 1e-6), (1e6, 2e6, 3e6),
+                               (1e-4, 1.0, 1e5), (40.0, 0.5, 3.0)])
+def test_generated_dirichlet_fisher_is_the_trigamma_matrix(a):
+    """The module against ψ₁(a_i) δ_ij − ψ₁(Σa) at 50 digits: the difference ψ₁(a_i) − ψ₁(Σa)
+    cancels at large concentrations (1e6: both near 1e-6), the small ones are near 1/a²."""
+    module = generated_module("dirichlet3")
+    got = module.fisher_information(list(a))
+    with mpmath.workdps(50):
+        expected = dirichlet_metric(a)
+    for i in range(3):
+        for j in range(3):
+            assert abs(got[i, j] - expected[i][j]) <= 4e-16 * abs(expected[i][j]), (i, j)
+
+
+def test_generated_dirichlet_distance_along_the_diagonal():
+    """a1 = a2 = a3 is the set of points fixed by the permutations of the coordinates,
+    isometries of the Dirichlet metric, so it is totally geodesic; the manifold has negative
+    curvature (Le Brigant, Preston and Puechmorel 2021), so that geodesic is the shortest
+    path. Along (u, u, u) the speed is √(3ψ₁(u) − 9ψ₁(3u)): the distance is its integral,
+    computed here by mpmath's quadrature."""
+    module = generated_module("dirichlet3")
+    for s, t in [(0.5, 4.0), (1.0, 1.5), (0.2, 15.0)]:
+        got = float(module.rao_distance([s] * 3, [t] * 3))
+        with mpmath.workdps(30):
+            expected = mpmath.quad(
+                lambda u: mpmath.sqrt(3 * mpmath.psi(1, u) - 9 * mpmath.psi(1, 3 * u)), [s, t])
+        assert abs(got - expected) <= 1e-10 * expected, (s, t, got, expected)
+
+
+def dirichlet_geodesic_length(first, second) -> float:
+    """The geodesic from ``first`` to ``second`` by SciPy's collocation solver, its length by
+    SciPy's quadrature of the speed along the solver's interpolant: the Christoffel symbols
+    Γ^k_ij = ½ g^kl (∂_i g_jl + ∂_j g_il − ∂_l g_ij) written here from the closed-form metric,
+    with ∂_m g_ij = ψ₂(a_m) δ_ij δ_im − ψ₂(Σa)."""
+    from scipy.integrate import quad, solve_bvp
+    from scipy.special import polygamma
+
+    def metric(a):  # a of shape (3, n): the metrics of shape (n, 3, 3)
+        return (np.einsum("in,ij->nij", polygamma(1, a), np.eye(3))
+                - polygamma(1, a.sum(axis=0))[:, None, None])
+
+    def right_hand_side(t, state):
+        position, velocity = state[:3], state[3:]
+        derivative = np.repeat(-polygamma(2, position.sum(axis=0))[:, None, None, None],
+                               3, axis=1) * np.ones((1, 3, 3, 3))  # [n, m, i, j] = ∂_m g_ij
+        for m in range(3):
+            derivative[:, m, m, m] += polygamma(2, position[m])
+        lowered = 0.5 * (np.einsum("nijl->nlij", derivative)
+                         + np.einsum("njil->nlij", derivative) - derivative)  # [n, l, i, j]
+        christoffel = np.einsum("nkl,nlij->nkij", np.linalg.inv(metric(position)), lowered)
+        return np.vstack((velocity, -np.einsum("nkij,in,jn->kn", christoffel, velocity,
+                                               velocity)))
+
+    first, second = np.asarray(first, float), np.asarray(second, float)
+    mesh = np.linspace(0, 1, 21)
+    guess = np.vstack((first[:, None] + np.outer(second - first, mesh),
+                       np.repeat((second - first)[:, None], mesh.size, axis=1)))
+    solution = solve_bvp(right_hand_side, lambda a, b: np.concatenate((a[:3] - first,
+                                                                       b[:3] - second)),
+                         mesh, guess, tol=1e-10, max_nodes=100_000)
+    assert solution.success, solution.message
+
+    def speed(t):
+        state = solution.sol(t)
+        return np.sqrt(state[3:] @ metric(state[:3, None])[0] @ state[3:])
+
+    return quad(speed, 0, 1, epsabs=0, epsrel=1e-12, limit=200)[0]
+
+
+@pytest.mark.parametrize("pair", [((1.0, 2.0, 3.0), (2.0, 1.0, 0.5)),
+                                  ((0.4, 5.0, 1.2), (3.0, 0.7, 2.5)),
+                                  ((8.0, 8.0, 0.3), (0.9, 12.0, 4.0))])
+def test_generated_dirichlet_distance_is_the_geodesic_length(pair):
+    """The module's certified numeric geodesic against an independent one (SciPy's
+    collocation on Christoffel symbols written here), within ten times its tolerance."""
+    module = generated_module("dirichlet3")
+    got = float(module.rao_distance(*pair))
+    assert got == pytest.approx(dirichlet_geodesic_length(*pair), rel=1e-9)

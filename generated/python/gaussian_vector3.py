@@ -37,10 +37,10 @@ Line element
 Scalar curvature
     R = 0
 
-Verification (mpmath at 40 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
+Verification (mpmath at 34 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
     86 checks at 18 seeded points; every Fisher and curvature check agreed to at least 31.6
-    digits (30 required).
+    digits (25 required).
     g_m1_m1                13 points, min 31.8 digits (25 required)
     g_m2_m1                13 points, min 40 digits (25 required)
     g_m2_m2                13 points, min 31.6 digits (25 required)

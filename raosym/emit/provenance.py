@@ -21,13 +21,15 @@ from raosym.verify.checks import Verified
 
 @dataclass(frozen=True)
 class QuantityRecord:
-    """The checks of one quantity (``g_mu_mu``, ``K``): at how many points, worst digits,
-    and the digits that quantity's checks require."""
+    """The checks of one quantity (``g_mu_mu``, ``K``): at how many points, worst digits
+    (of the checks that reached their precision), the digits that quantity's checks require,
+    and at how many points the independent side could not reach its precision."""
 
     quantity: str
     points: int
     min_digits: float
     required_digits: float
+    not_reached: int = 0
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,12 @@ class VerificationRecord:
     working_digits: int
     quantities: tuple[QuantityRecord, ...]
 
+    @property
+    def not_reached(self) -> int:
+        """The checks whose independent side could not be carried to its precision (they
+        neither pass nor fail; the records say so rather than report a disagreement)."""
+        return sum(q.not_reached for q in self.quantities)
+
 
 def verification_record(verified: Verified) -> VerificationRecord:
     by_quantity: dict[str, list] = {}
@@ -49,7 +57,8 @@ def verification_record(verified: Verified) -> VerificationRecord:
     quantities = tuple(
         QuantityRecord(name, len(checks),
                        min((check.digits for check in checks if check.reached), default=0.0),
-                       checks[0].required)
+                       checks[0].required,
+                       sum(not check.reached for check in checks))
         for name, checks in by_quantity.items()  # in the order the verify stage checked them
     )
     points = {tuple(sorted(check.point.items())) for check in verified.checks}

@@ -104,10 +104,24 @@ class Verified:
     #: A mechanism's privacy definitions at one calibration (the LaTeX section's table).
     comparison: PrivacyComparison | None = None
 
-    #: The precision of the checks and the digits each closed form must reach (printed in
-    #: the generated files' verification records).
-    working_digits = WORKING_DIGITS
-    required_digits = REQUIRED_DIGITS
+    #: The working and required digits of the iterated quadrature over several continuous
+    #: variables (the appendix states them once).
+    quadrature_digits = (multivariate.QUADRATURE_WORKING_DIGITS,
+                         multivariate.QUADRATURE_REQUIRED_DIGITS)
+
+    @property
+    def working_digits(self) -> int:
+        """The precision of the Fisher checks (printed in the generated files' verification
+        records): the iterated quadrature over several continuous variables works at fewer
+        digits than everything else."""
+        spec = self.derivation.spec
+        return multivariate.fisher_precision(spec)[0] if spec.multivariate else WORKING_DIGITS
+
+    @property
+    def required_digits(self) -> int:
+        """The digits each closed Fisher entry and the curvature must reach."""
+        spec = self.derivation.spec
+        return multivariate.fisher_precision(spec)[1] if spec.multivariate else REQUIRED_DIGITS
 
     @property
     def unavailable(self):

@@ -569,17 +569,25 @@ QUADRATURE_WORKING_DIGITS = 34
 QUADRATURE_REQUIRED_DIGITS = 25
 
 
+def fisher_precision(spec: FamilySpec) -> tuple[int, int]:
+    """The working and required digits of a family's Fisher checks over several variables:
+    exact sums over finite supports at the verify stage's own precision, the iterated
+    double-exponential quadrature over continuous ones at fewer (its nested rules cost the
+    cube of the digits)."""
+    from raosym.verify.checks import REQUIRED_DIGITS, WORKING_DIGITS
+
+    if all(support.discrete for support in spec.supports):
+        return WORKING_DIGITS, REQUIRED_DIGITS
+    return QUADRATURE_WORKING_DIGITS, QUADRATURE_REQUIRED_DIGITS
+
+
 def fisher_checks(derivation, points, check, not_reached) -> list:
     """Every Fisher entry against its nested sum or iterated quadrature, all entries at once
     per point. ``check`` and ``not_reached`` are the verify stage's record makers (see
     :func:`raosym.verify.checks.fisher_checks`); the nodes evaluated are added up in
     ``derivation.timings["quadrature_nodes"]``, the cost the report prints."""
-    from raosym.verify.checks import REQUIRED_DIGITS, WORKING_DIGITS
-
     spec, entries = derivation.spec, derivation.entries
-    discrete = all(support.discrete for support in spec.supports)
-    working = WORKING_DIGITS if discrete else QUADRATURE_WORKING_DIGITS
-    required = REQUIRED_DIGITS if discrete else QUADRATURE_REQUIRED_DIGITS
+    working, required = fisher_precision(spec)
     names = [f"g_{spec.coordinates[e.row].name}_{spec.coordinates[e.column].name}"
              for e in entries]
     checks, nodes = [], 0

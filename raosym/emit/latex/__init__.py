@@ -84,7 +84,8 @@ def render_appendix(names: list[str]) -> dict[str, str]:
         "Do not edit: run `raosym generate`.",
     ]
     text = environment(TEMPLATES, latex=True).get_template("appendix.tex.j2").render(
-        header=header, families=sorted(names), rules=_stated_rules())
+        header=header, families=sorted(names), rules=_stated_rules(),
+        quadrature=dict(zip(("working", "required"), Verified.quadrature_digits)))
     return {"latex/appendix.tex": text}
 
 
@@ -578,13 +579,31 @@ def _verification(verified: Verified) -> dict:
         "min_digits": f"{record.min_digits:g}",
         "required_digits": record.required_digits,
         "working_digits": record.working_digits,
+        "not_reached": record.not_reached,
+        "not_reached_points": _not_reached_points(verified),
         "quantities": [
             {"label": f"${names[q.quantity]}$" if q.quantity in names
              else quantity_label(q.quantity), "points": q.points,
-             "min_digits": f"{q.min_digits:g}", "required_digits": f"{q.required_digits:g}"}
+             "min_digits": f"{q.min_digits:g}", "required_digits": f"{q.required_digits:g}",
+             "not_reached": q.not_reached}
             for q in record.quantities
         ],
     }
+
+
+def _not_reached_points(verified: Verified) -> list[str]:
+    """The points θ (in coordinate order, 3 significant digits) at which some check's
+    independent side could not reach its precision, each once, in the order checked."""
+    names = [p.name for p in verified.derivation.spec.coordinates]
+    shown = []
+    for check in verified.checks:
+        if check.reached or sorted(check.point) != sorted(names):
+            continue
+        values = ", ".join(f"{float(check.point[name]):.3g}" for name in names)
+        text = f"$({values})$" if len(names) > 1 else f"${values}$"
+        if text not in shown:
+            shown.append(text)
+    return shown
 
 
 # ----------------------------------------------------------------------------- sets

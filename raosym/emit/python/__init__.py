@@ -513,9 +513,14 @@ def verification_lines(verified: Verified) -> list[str]:
                            "Fisher and curvature check agreed to at least "
                            f"{record.min_digits:g} digits ({record.required_digits} required).",
                            WIDTH, initial_indent="    ", subsequent_indent="    ")
+    if record.not_reached:
+        lines += textwrap.wrap(f"{record.not_reached} checks could not be carried to their "
+                               "precision: not reached (neither passed nor failed).", WIDTH,
+                               initial_indent="    ", subsequent_indent="    ")
     width = max(len(q.quantity) for q in record.quantities)
     lines += [f"    {q.quantity:<{width}}  {q.points} points, min {q.min_digits:g} digits "
               f"({q.required_digits:g} required)"
+              + (f", {q.not_reached} not reached" if q.not_reached else "")
               for q in record.quantities]
     return lines
 
