@@ -78,6 +78,9 @@ EXPECTED = {
     - polygamma(1, a1 + a2 + a3) * sympy.ones(3, 3),
     # The normal family with fixed covariance: the inverse covariance.
     "normal2_fixed": sympy.Matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]]).inv(),
+    # The isotropic normal N(m, s² I) of the plane (Costa, Santos and Strapasson 2015):
+    # 1/s² per mean coordinate and 2n/s² = 4/s² for the scale.
+    "normal2_isotropic": sympy.diag(1, 1, 4) / s**2,
     "gaussian_vector3": sympy.eye(3) / sigma**2,
     "gaussian_mechanism3": sympy.eye(3) / sigma**2,
     # Two Laplace location factors of scale b (MATH.md section 2: 1/b**2 each).

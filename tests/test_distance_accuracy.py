@@ -141,6 +141,15 @@ def _isotropic_laplace(p, q, constants):
         constants["b"])
 
 
+def _round_gaussian(p, q, constants):
+    """The isotropic normal N(μ, s² I) of the plane (Costa, Santos and Strapasson 2015):
+    metric (|dμ|² + 4 ds²)/s², a hyperbolic half-space scaled by 4, so
+    d = 2 acosh(1 + (|Δμ|² + 4 Δs²)/(8 s₁ s₂)) = 4 asinh(√(|Δμ|²/4 + Δs²)/(2√(s₁ s₂)))."""
+    (a1, a2, s), (b1, b2, t) = ([mp(v) for v in point] for point in (p, q))
+    squared = ((a1 - b1) ** 2 + (a2 - b2) ** 2) / 4 + (s - t) ** 2
+    return 4 * mpmath.asinh(mpmath.sqrt(squared) / (2 * mpmath.sqrt(s * t)))
+
+
 def _round_sphere(p, q, constants):
     """2 arccos Σ √(p_i q_i) over the three outcomes (p3 = 1 - p1 - p2), through the
     well-conditioned 4 asin(‖√p - √q‖/2); for the multinomial of n trials the sphere has
@@ -182,6 +191,7 @@ REFERENCES = {
     "laplace_mechanism2": (_isotropic_laplace, {"b": 2.5}),
     "categorical3": (_round_sphere, {}),
     "multinomial3": (_round_sphere, {"n": 7}),
+    "normal2_isotropic": (_round_gaussian, {}),
 }
 CLOSED_FAMILIES = sorted(REFERENCES)
 
@@ -243,6 +253,18 @@ def _mean_grid(dimension):
     return grid
 
 
+def _half_space_grid():
+    """Two locations and one scale: the location-scale grid's kinds of pairs."""
+    base = [(1.3, -0.4, 0.8), (-2.7, 5.0, 3.1), (1e4, -1e4, 1.0)]
+    ordinary = [((0.3, 0.1, 1.7), (-1.2, 2.0, 0.4)), ((-5.0, 1.0, 0.2), (7.0, -3.0, 40.0))]
+    near = [(p, _moved(p, i, step)) for p in base for i in range(3) for step in RELATIVE_STEPS]
+    far = [((0.5, 0.5, 1.0), (0.5, 0.5, 1e-6)), ((0.5, 0.5, 1.0), (0.5, 0.5, 1e6)),
+           ((-5e7, 5e7, 1.0), (5e7, -5e7, 1.0)), ((3.0, 0.0, 1e-3), (1e8 + 3, 1e8, 1e3))]
+    translated = [((1e4, 1e4, 1.0), (1e4 + 1, 1e4, 1.0)),
+                  ((-1e4, 3.0, 2.0), (-1e4 + 1, 3.0, 2.0 * (1 + 1e-9)))]
+    return ordinary + near + far + translated
+
+
 def _simplex_grid():
     base = [(0.2, 0.3), (1e-6, 0.5), (0.999, 5e-4), (1e-3, (1 - 1e-3) * (1 - 1e-9))]
     ordinary = [((0.2, 0.3), (0.5, 0.1)), ((0.01, 0.01), (0.49, 0.5)),
@@ -269,6 +291,7 @@ GRIDS = {
     "normal2_fixed": _mean_grid(2), "gaussian_vector3": _mean_grid(3),
     "gaussian_mechanism3": _mean_grid(3), "laplace_mechanism2": _mean_grid(2),
     "categorical3": _simplex_grid, "multinomial3": _simplex_grid,
+    "normal2_isotropic": _half_space_grid,
 }
 
 
@@ -341,6 +364,8 @@ def _random_point(name, draw):
         return (draw(st.floats(-1e6, 1e6)),)
     if grid is _positive_grid:
         return (draw(st.floats(1e-4, 1e6)),)
+    if grid is _half_space_grid:
+        return (draw(st.floats(-50, 50)), draw(st.floats(-50, 50)), draw(st.floats(1e-3, 1e3)))
     if grid is _simplex_grid:
         first = draw(st.floats(1e-9, 1 - 1e-6))
         return (first, (1 - first) * draw(st.floats(1e-9, 1 - 1e-9)))

@@ -398,3 +398,18 @@ def test_emit_accepts_only_verified(catalog):
     family = verified(catalog, "laplace")
     with pytest.raises(TypeError, match="emit accepts only Verified"):
         render_files(family.derivation)
+
+
+@pytest.mark.parametrize("rho", [-0.998, 1 - 2.0**-30, -1 + 1e-12])
+def test_a_polynomial_with_roots_at_the_domain_ends_is_printed_factored(rho):
+    """(1 + rho²)/(rho⁴ - 2 rho² + 1), the fixed-mean bivariate normal's g_rho_rho: the
+    expanded denominator cancels near rho = ±1 (7.5e-13 of the entry at rho = -0.998, the
+    gate's point); printed factored, it keeps its digits. Reference: mpmath at 50 digits."""
+    symbol = sympy.Symbol("rho", real=True)
+    expr = (symbol**2 + 1) / (symbol**4 - 2 * symbol**2 + 1)
+    code = ModulePrinter(set()).doprint(stable_forms(expr))
+    got = eval(compile(code, "<printed>", "eval"), {"rho": rho, "np": np})  # the code under test
+    with mpmath.workdps(50):
+        r = mpmath.mpf(rho)
+        reference = (r**2 + 1) / (r**4 - 2 * r**2 + 1)
+    assert abs(got - reference) <= 4e-16 * reference, (code, got, reference)

@@ -592,6 +592,42 @@ def test_a_continuous_family_closes_by_iterated_integrals(tmp_path):
         assert close(at(derivation.fisher[0, 0], {"t": t}), reference)
 
 
+POISSON_PAIR = """\
+name = "poisson_pair"
+variables = ["k1", "k2"]
+density = "l1**k1*exp(-l1)/factorial(k1) * l2**k2*exp(-l2)/factorial(k2)"
+
+[support]
+k1 = "integers >= 0"
+k2 = "integers >= 0"
+
+[coordinates]
+l1 = "positive"
+l2 = "positive"
+"""
+
+
+def test_a_product_of_infinite_discrete_supports_verifies_factor_by_factor(tmp_path):
+    """Two independent Poisson counts: each factor's support is infinite, so the Fisher
+    checks sum each factor's series (an enumeration of the outcomes would never end). The
+    reference is the Poisson's Fisher information 1/λ per coordinate, and its distance
+    2|√λ − √λ'| per coordinate (Atkinson and Mitchell 1981), combined as a product."""
+    derivation = derive(load(write(tmp_path, POISSON_PAIR, "poisson_pair.toml")))
+    verified = verify(derivation, count=2)
+    fisher = [c for c in verified.checks if c.quantity.startswith("g_")]
+    assert fisher and all(c.reached and c.passed and c.digits >= 30 for c in fisher), fisher
+    values = {"l1": mpmath.mpf("2.5"), "l2": mpmath.mpf("0.125")}
+    assert close(at(derivation.fisher[0, 0], values), 1 / values["l1"])
+    assert close(at(derivation.fisher[1, 1], values), 1 / values["l2"])
+    assert derivation.fisher[0, 1] == 0
+    one, two = point_symbols(derivation.spec)
+    pair = {**{s.name: v for s, v in zip(one, ("2.5", "0.125"))},
+            **{s.name: v for s, v in zip(two, ("0.3", "7.0"))}}
+    reference = 2 * mpmath.sqrt((mpmath.sqrt(mpmath.mpf("2.5")) - mpmath.sqrt(mpmath.mpf("0.3"))) ** 2
+                                + (mpmath.sqrt(mpmath.mpf("0.125")) - mpmath.sqrt(7)) ** 2)
+    assert close(at(derivation.distance.textbook, pair), reference)
+
+
 # ----------------------------------------------------------------------------- the multinomial
 
 
@@ -768,3 +804,133 @@ def test_generated_dirichlet_distance_is_the_geodesic_length(pair):
     module = generated_module("dirichlet3")
     got = float(module.rao_distance(*pair))
     assert got == pytest.approx(dirichlet_geodesic_length(*pair), rel=1e-9)
+
+
+# ----------------------------------------------------------------------------- the half-space
+
+
+def isotropic_normal_distance(first, second) -> mpmath.mpf:
+    """Costa, Santos and Strapasson (2015): the round Gaussians N(μ, s² I) of R^n have the
+    metric (|dμ|² + 2n ds²)/s², a hyperbolic half-space scaled by 2n, so
+    d = √(2n) acosh(1 + (|Δμ|² + 2n Δs²)/(4n s₁ s₂)); here n = 2, written in mpmath from
+    the float inputs."""
+    (a1, a2, s), (b1, b2, t) = ([mpmath.mpf(v) for v in point] for point in (first, second))
+    n = 2
+    squared = (a1 - b1) ** 2 + (a2 - b2) ** 2 + 2 * n * (s - t) ** 2
+    return mpmath.sqrt(2 * n) * mpmath.acosh(1 + squared / (4 * n * s * t))
+
+
+@pytest.fixture(scope="module")
+def isotropic():
+    return derive(load(family("normal2_isotropic")))
+
+
+def test_isotropic_normal_is_a_half_space(isotropic):
+    """Two locations sharing one scale: the recognizer of the location-scale half-space,
+    whose predicted scalar curvature -n(n - 1)/c' = -6/4 matches the derived one."""
+    distance = isotropic.distance
+    assert distance.structure == "location-scale half-space"
+    assert sympy.simplify(isotropic.geometry.scalar_curvature + sympy.Rational(3, 2)) == 0
+    one, two = distance.points
+    for first, second in (((0.5, -1.0, 2.0), (3.0, 0.25, 0.125)),
+                          ((1.0, 1.0, 1.0), (1.0 + 1e-6, 1.0, 1.0))):
+        values = {**{s.name: mpmath.mpf(v) for s, v in zip(one, first)},
+                  **{s.name: mpmath.mpf(v) for s, v in zip(two, second)}}
+        reference = isotropic_normal_distance(first, second)
+        assert close(at(distance.textbook, values), reference)
+        assert close(at(distance.stable, values), reference)
+
+
+@pytest.mark.parametrize("first, second", [
+    ((0.3, -1.2, 0.7), (2.5, 4.0, 3.1)),
+    ((0.3, -1.2, 0.7), (0.3 + 1e-9, -1.2 - 2e-9, 0.7 + 1e-9)),  # nearly identical
+    ((1e150, -1e150, 1e150), (-1e150, 1e150, 2e150)),             # huge, far apart
+    ((1e-150, 2e-150, 1e-150), (3e-150, -1e-150, 4e-150)),        # tiny
+    ((0.0, 0.0, 1e-300), (0.0, 0.0, 1e300)),                      # extreme scales
+])
+def test_generated_isotropic_normal_distance(first, second):
+    """The generated module at adversarial pairs, against the literature's formula in mpmath:
+    a few units in the last place, where the textbook acosh(1 + z) loses the digits of a
+    tiny z."""
+    module = generated_module("normal2_isotropic")
+    got = float(module.rao_distance(list(first), list(second)))
+    reference = isotropic_normal_distance(first, second)
+    assert abs(got - reference) <= 4e-16 * reference, (got, reference)
+
+
+GUMBEL_AND_NORMAL = """\
+name = "gumbel_normal"
+variables = ["x1", "x2"]
+density = "exp(-(x1 - m1)/s - exp(-(x1 - m1)/s))/s * exp(-(x2 - m2)**2/(2*s**2))/(sqrt(2*pi)*s)"
+
+[support]
+x1 = "real"
+x2 = "real"
+
+[coordinates]
+m1 = "real"
+m2 = "real"
+s = "positive"
+"""
+
+
+def test_the_quadrature_finds_a_gumbel_factor_far_from_the_origin(tmp_path):
+    """A Gumbel factor centred at m1/s = -4.8: Newton's method from the origin overshot by
+    dozens of spreads and the rule, placed there, found a mass of exactly 0, which its three
+    steps agreed on (so the density check called a normalized density wrong). The mass is 1
+    (both factors are normalized), to the digits asked."""
+    spec = load_spec(write(tmp_path, GUMBEL_AND_NORMAL, "gumbel_normal.toml"))
+    values = dict(zip(spec.coordinate_symbols,
+                      (mpmath.mpf("-2.19814777232545"), mpmath.mpf("1.85608411804807"),
+                       mpmath.mpf("0.455776991082572"))))
+    mass, _ = multivariate.score_moments(spec, values, digits=20, mass_only=True)
+    assert abs(mass - 1) < mpmath.mpf(10) ** -20
+
+
+# ----------------------------------------------------------------------------- emitted edges
+
+
+CATEGORICAL4 = """\
+name = "categorical4"
+variables = ["x1", "x2", "x3"]
+density = "p1**x1*p2**x2*p3**x3*(1 - p1 - p2 - p3)**(1 - x1 - x2 - x3)"
+
+[support]
+x1 = "range(0, 2)"
+x2 = "range(0, 2 - x1)"
+x3 = "range(0, 2 - x1 - x2)"
+
+[coordinates]
+p1 = "(0, 1)"
+p2 = "(0, 1 - p1)"
+p3 = "(0, 1 - p1 - p2)"
+"""
+
+
+def emitted_module(tmp_path, text: str, name: str):
+    """The module raosym writes for the family ``text`` (derived, verified, rendered)."""
+    from raosym.emit import render_files
+
+    verified = verify(derive(load(write(tmp_path, text, f"{name}.toml"))), count=1)
+    path = tmp_path / f"{name}.py"
+    path.write_text(render_files(verified)[f"python/{name}.py"])
+    spec = importlib.util.spec_from_file_location(f"emitted_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_bound_in_two_earlier_coordinates_is_computed_without_rounding(tmp_path):
+    """p3 in (0, 1 - p1 - p2) at p1 = 1 - 2**-53, p2 = 2**-54, p3 = 2**-55: as written the
+    bound rounds to 0 and the module refused a valid point (the emitted-code gate's own edge
+    point); the reference is the categorical's δ_ij/p_i + 1/p4 in mpmath, p4 = 1 - p1 - p2 - p3
+    exactly."""
+    module = emitted_module(tmp_path, CATEGORICAL4, "categorical4")
+    point = [1 - 2.0**-53, 2.0**-54, 2.0**-55]
+    got = module.fisher_information(point)
+    p = [mpmath.mpf(v) for v in point]
+    last = 1 - p[0] - p[1] - p[2]
+    for i in range(3):
+        for j in range(3):
+            reference = (1 / p[i] if i == j else 0) + 1 / last
+            assert abs(got[i, j] - reference) <= 4e-16 * abs(reference), (i, j)

@@ -817,11 +817,11 @@ def rao_distance(theta1, theta2):
 
     No closed form recognized: not a constant metric (the metric depends on the
     coordinates); not a one-coordinate manifold (more than one coordinate); not a location-
-    scale half-plane (s²·g is not constant for any coordinate s ranging over (0, oo) while
-    the other ranges over the real line); not a product of one-dimensional manifolds (the
-    metric is not diagonal); not a product of manifolds (the metric does not split into
-    blocks of coordinates); not a warped half-plane (the metric is not diagonal). The verify
-    stage computes the distance as the length of a numeric geodesic.
+    scale half-plane or half-space (s²·g is not constant for any coordinate s ranging over
+    (0, oo) while the others range over the real line); not a product of one-dimensional
+    manifolds (the metric is not diagonal); not a product of manifolds (the metric does not
+    split into blocks of coordinates); not a warped half-plane (the metric is not diagonal).
+    The verify stage computes the distance as the length of a numeric geodesic.
 
     Computed numerically, pair by pair: the geodesic boundary-value problem is solved by
     collocation (SciPy solve_bvp, from the straight line, in coordinates where each open

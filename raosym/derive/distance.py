@@ -109,7 +109,7 @@ def _recognized(problem: _Problem) -> RaoDistance:
     one = len(problem.coordinates) == 1
     for structure, recognizer, arity in _RECOGNIZERS:
         if one and arity == 2:
-            continue  # a structure of two coordinates: its "no" says nothing of a line
+            continue  # a structure of several coordinates: its "no" says nothing of a line
         try:
             return recognizer(problem)
         except _Declined as declined:
@@ -256,24 +256,27 @@ def _one_coordinate(problem: _Problem) -> RaoDistance:
 
 
 def _half_plane(problem: _Problem) -> RaoDistance:
-    """Location-scale half-plane: g = (1/s²)·[[a, b], [b, c]] with a, b, c constant."""
+    """Location-scale half-plane: g = (1/s²)·[[a, b], [b, c]] with a, b, c constant; with
+    several locations sharing the scale, the half-space of :func:`_half_space_distance`."""
     coordinates, metric = problem.coordinates, problem.metric
-    if len(coordinates) != 2:
-        raise _Declined("not two coordinates")
-    for scale_index in (1, 0):
+    for scale_index in reversed(range(len(coordinates))):
         scale = coordinates[scale_index]
-        location_index = 1 - scale_index
+        locations = [i for i in range(len(coordinates)) if i != scale_index]
         scaled = (metric * scale**2).applyfunc(sympy.cancel)
         if scaled.has(*coordinates) or not _is_half_line(problem.domain(scale_index)):
             continue
-        if not _is_real_line(problem.domain(location_index)):
+        if not all(_is_real_line(problem.domain(i)) for i in locations):
             continue
+        if len(locations) > 1:
+            return _half_space_distance(problem, locations, scale_index,
+                                        scaled.applyfunc(tidy))
+        location_index, = locations
         a = tidy(scaled[location_index, location_index])
         b = tidy(scaled[location_index, scale_index])
         c = tidy(scaled[scale_index, scale_index])
         return _half_plane_distance(problem, location_index, scale_index, a, b, c)
     raise _Declined("s²·g is not constant for any coordinate s ranging over (0, oo) while the "
-                    "other ranges over the real line")
+                    "others range over the real line")
 
 
 def _product(problem: _Problem) -> RaoDistance:
@@ -473,11 +476,11 @@ def _warped_distance(problem: _Problem, along: int, across: int, a, b, m, w) -> 
                        tuple(steps))
 
 
-#: (structure, recognizer, the number of coordinates it needs: None for any number).
+#: (structure, recognizer, the least number of coordinates it needs: None for any number).
 _RECOGNIZERS = (
     ("constant metric", _constant_metric, None),
     ("one-coordinate manifold", _one_coordinate, 1),
-    ("location-scale half-plane", _half_plane, 2),
+    ("location-scale half-plane or half-space", _half_plane, 2),
     ("product of one-dimensional manifolds", _product, 2),
     ("product of manifolds", _block_product, 2),
     ("warped half-plane", _warped_half_plane, 2),
@@ -527,6 +530,81 @@ def _half_plane_distance(problem: _Problem, location_index: int, scale_index: in
                                 "for a tiny z, acosh(1 + 2z) loses the digits of z, "
                                 "2·asinh(√z) keeps them"))
     return RaoDistance("location-scale half-plane", textbook, stable,
+                       (problem.first, problem.second), tuple(steps))
+
+
+def _half_space_distance(problem: _Problem, locations: list[int], scale_index: int,
+                         scaled: sympy.Matrix) -> RaoDistance:
+    """n >= 2 locations mu sharing one scale s, g = M/s² with M constant: with A the
+    locations' block of M, b their column against s and c = M_ss, the shear
+    mu' = mu + s·A⁻¹b leaves (dmu'ᵀ A dmu' + c' ds²)/s², c' = c - bᵀA⁻¹b, and with
+    ξ = Lᵀmu'/√c' (A = L Lᵀ) the Poincaré half-space scaled by c': its distance
+    √c'·acosh(1 + (|ξ₁ - ξ₂|² + (s₁ - s₂)²)/(2 s₁ s₂)), |ξ₁ - ξ₂|² = Δmu'ᵀ A Δmu'/c'."""
+    s = problem.coordinates[scale_index]
+    mu = sympy.Matrix([problem.coordinates[i] for i in locations])
+    A = sympy.Matrix([[scaled[i, j] for j in locations] for i in locations])
+    b = sympy.Matrix([scaled[i, scale_index] for i in locations])
+    c = scaled[scale_index, scale_index]
+    if not A.is_positive_definite:
+        raise _Declined("the locations' block of s²·g is not positive definite")
+    shift = (A.inv() * b).applyfunc(tidy)
+    c_prime = tidy(c - (b.T * A.inv() * b)[0, 0])
+    if not c_prime.is_positive:
+        raise _Declined("c - bᵀA⁻¹b is not positive")
+    s1, s2 = problem.first[scale_index], problem.second[scale_index]
+    delta = sympy.Matrix([problem.first[i] - problem.second[i] for i in locations]) \
+        + shift * (s1 - s2)
+    # Term by term, never expanded: (m_1 - m_2)² must not become m_1² - 2 m_1 m_2 + m_2²,
+    # which cancels for nearby points.
+    n = len(locations)
+    numerator = sympy.Add(*(tidy(A[i, j] / c_prime) * (delta[i] * delta[j])
+                            for i in range(n) for j in range(n))) + (s1 - s2) ** 2
+    textbook = sympy.sqrt(c_prime) * sympy.acosh(1 + numerator / (2 * s1 * s2))
+    stable = 2 * sympy.sqrt(c_prime) * sympy.asinh(sympy.sqrt(numerator / (4 * s1 * s2)))
+    names = ", ".join(str(symbol) for symbol in (*mu, s))
+    steps = [ProofStep(
+        f"The metric is a location-scale half-space metric in ({names}).", sympy.Symbol("g"),
+        sympy.ImmutableMatrix(problem.metric),
+        f"`{s}**2*g` is constant; its block `A` of the locations is positive definite, `b` is "
+        f"their column against `{s}` and `c = {sympy.sstr(c)}`", "half-space")]
+    if any(entry != 0 for entry in shift):
+        sheared = sympy.Matrix([sympy.Symbol(f"{m.name}'", real=True) for m in mu])
+        steps.append(ProofStep(
+            "A shear removes the cross terms.", sympy.ImmutableMatrix(sheared),
+            sympy.ImmutableMatrix(mu + shift * s),
+            f"the sheared locations are `mu' = mu + {s}*A**(-1)*b`, and "
+            f"`c' = c - bᵀ*A**(-1)*b = {sympy.sstr(c_prime)}`", "half-space shear"))
+    dimension = len(locations) + 1
+    steps.append(ProofStep(
+        "The metric is a scaled Poincaré half-space.", sympy.Symbol("ds") ** 2,
+        c_prime * (sympy.Symbol("dx") ** 2 + sympy.Symbol(f"d{s}") ** 2) / s**2,
+        f"`x = Lᵀ*mu'/sqrt(c')` with `A = L*Lᵀ` and `c' = {sympy.sstr(c_prime)}`, `dx**2` the "
+        f"squared norm of `dx`: the Poincaré half-space of dimension {dimension}, "
+        "scaled by c'", "half-space"))
+    curvature = problem.geometry.scalar_curvature
+    predicted = -dimension * (dimension - 1) / c_prime
+    if curvature is not None:
+        if sympy.simplify(curvature - predicted) != 0:
+            raise DerivationError(
+                f"the half-space structure predicts the scalar curvature {sympy.sstr(predicted)} "
+                f"but the derived one is {sympy.sstr(curvature)}")
+        steps.append(ProofStep(
+            "The derived scalar curvature confirms the constant sectional curvature -1/c'.",
+            sympy.Symbol("R"), curvature,
+            f"a space of dimension {dimension} and sectional curvature `-1/c'` has "
+            f"`R = -{dimension * (dimension - 1)}/c'`", "half-space curvature"))
+    steps.append(ProofStep("The Rao distance (textbook form).", sympy.Symbol("d"), textbook,
+                           "the half-space distance scaled by sqrt(c')", "distance"))
+    z = sympy.Symbol("z", nonnegative=True)
+    steps.append(_identity_step(Identity(
+        sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
+        "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0",
+        lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z),
+        problem.budget))
+    steps.append(_equality_step(problem, textbook, stable,
+                                "for a tiny z, acosh(1 + 2z) loses the digits of z, "
+                                "2·asinh(√z) keeps them"))
+    return RaoDistance("location-scale half-space", textbook, stable,
                        (problem.first, problem.second), tuple(steps))
 
 

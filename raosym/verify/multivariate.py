@@ -7,7 +7,9 @@ the density) and a parameter point. Output: the expectations, all integrands at 
 density and the scores are evaluated once per node.
 
 - **Discrete supports** with finite bounds (``x2 in range(0, n - x1 + 1)``) are enumerated
-  outcome by outcome and added exactly at the working precision.
+  outcome by outcome and added exactly at the working precision; a variable of its own with
+  infinitely many values (one factor of a product of Poisson counts) is summed by the
+  one-variable stage's series.
 - **Continuous supports** are integrated variable by variable, the first outermost, by a
   product double-exponential rule whose nodes are placed symbolically: a bounded interval
   ``(L, U)`` is split at its midpoint and each half written ``x = L + w e^{-y}`` or
@@ -38,7 +40,7 @@ import sympy
 from raosym.derive.integrals import kinks
 from raosym.spec.model import FamilySpec
 from raosym.verify.evaluate import evaluate, mpmath_function
-from raosym.verify.quadrature import PrecisionUnreachable, hoisted, widest_parameter
+from raosym.verify.quadrature import PrecisionUnreachable, hoisted, series_sum, widest_parameter
 
 #: The step of the finest rule (the coarser ones are 2h and 4h, on the same nodes).
 STEP = mpmath.mpf(1) / 8
@@ -80,6 +82,13 @@ def _sums(spec, integrands, point, nonnegative_first):
     parameters = sorted(point, key=lambda s: s.name)
     function = mpmath_function(integrands, [*spec.variables, *parameters], cse=True)
     arguments = [point[s] for s in parameters]
+    support = spec.supports[0]
+    if len(spec.variables) == 1 and support.kind == "integers" and not (
+            support.lower.is_finite and support.upper.is_finite):
+        # One variable of its own (a factor of a product density, the Poisson of a pair):
+        # its infinite support is the one-variable family's series, not an enumeration.
+        return _series_sums(support, function, arguments, point, len(integrands),
+                            nonnegative_first)
     totals = [mpmath.mpf(0)] * len(integrands)
     count = 0
     for outcome in _outcomes(spec, point):
@@ -90,6 +99,26 @@ def _sums(spec, integrands, point, nonnegative_first):
         totals = [t + v for t, v in zip(totals, values)]
         count += 1
     _cost["nodes"] = count
+    return totals
+
+
+def _series_sums(support, function, arguments, point, count, nonnegative_first):
+    """Each integrand summed over the integers of ``support`` by the one-variable verify
+    stage's series (the head added term by term, the tail extrapolated), the integrands
+    evaluated once per term for all of them."""
+    values_at = {}
+
+    def values(k):
+        if k not in values_at:
+            values_at[k] = function(k, *arguments)
+            if nonnegative_first and not values_at[k][0] >= 0:
+                raise ValueError(f"{mpmath.nstr(values_at[k][0], 8)} at {mpmath.nstr(k, 8)}")
+        return values_at[k]
+
+    lower, upper = evaluate(support.lower, point), evaluate(support.upper, point)
+    totals = [series_sum(lambda k, index=index: values(k)[index], lower, upper)
+              for index in range(count)]
+    _cost["nodes"] = len(values_at)
     return totals
 
 
@@ -228,7 +257,7 @@ def _maps(y, lower, upper, width=sympy.S.One):
     return [("line", y, sympy.S.One)]
 
 
-def _rule(kind, centre=0, scale=1):
+def _rule(kind, centre=0, scale=1, line_step=LINE_STEP):
     """Nodes ``(index, y, weight)`` of the finest rule (step :data:`STEP`, or
     :data:`LINE_STEP` on a line); an even index is also a node of the rule at 2h, a multiple
     of 4 of the rule at 4h."""
@@ -237,8 +266,8 @@ def _rule(kind, centre=0, scale=1):
         # exp(-2π²/h²), 1e-34 at h = 1/2 (a sinh-sinh rule gave 7 digits at h = 1/8); tails
         # heavier than a normal's converge slowly and are reported as not reached.
         low, high = _LINE_RANGE
-        return [(index, centre + scale * index * LINE_STEP, scale * LINE_STEP)
-                for index in range(int(low / LINE_STEP), int(high / LINE_STEP) + 1)]
+        return [(index, centre + scale * index * line_step, scale * line_step)
+                for index in range(int(low / line_step), int(high / line_step) + 1)]
     low, high = _HALF_RANGE
     nodes = []
     for index in range(int(mpmath.ceil(low / STEP)), int(mpmath.floor(high / STEP)) + 1):
@@ -253,6 +282,21 @@ def _rule(kind, centre=0, scale=1):
 
 
 def _quadrature(spec, integrands, point, digits, nonnegative_first):
+    """The iterated rule at :data:`LINE_STEP`, and where that falls short of the digits on a
+    piece of lines, once more at a quarter of it: the trapezoid on a line converges at a rate
+    set by the width of the strip where the integrand is analytic, wide for a normal
+    density (exact at 1/2), narrow for a Gumbel factor's double exponential (6 digits at
+    1/2, all of them at 1/8)."""
+    try:
+        return _quadrature_at(spec, integrands, point, digits, nonnegative_first, LINE_STEP)
+    except PrecisionUnreachable:
+        if not any(all(kind == "line" for kind in piece.kinds)
+                   for piece in _pieces(spec, integrands, point)):
+            raise
+    return _quadrature_at(spec, integrands, point, digits, nonnegative_first, LINE_STEP / 4)
+
+
+def _quadrature_at(spec, integrands, point, digits, nonnegative_first, line_step):
     parameters = sorted(point, key=lambda s: s.name)
     arguments = [point[s] for s in parameters]
     levels = [[mpmath.mpf(0)] * len(integrands) for _ in range(3)]  # steps h, 2h, 4h
@@ -261,9 +305,9 @@ def _quadrature(spec, integrands, point, digits, nonnegative_first):
         function = mpmath_function(piece.expressions, [*piece.new, *parameters], cse=True)
         builders = None
         if all(kind == "line" for kind in piece.kinds):
-            builders = _centred_builders(piece, parameters, arguments)
+            builders = _centred_builders(piece, parameters, arguments, line_step)
         if builders is None:
-            fixed = [_rule(kind) for kind in piece.kinds]
+            fixed = [_rule(kind, line_step=line_step) for kind in piece.kinds]
             builders = [lambda prefix, rule=rule: rule for rule in fixed]
 
         def innermost(nodes, piece=piece, function=function):
@@ -280,6 +324,11 @@ def _quadrature(spec, integrands, point, digits, nonnegative_first):
         levels = [[t + v for t, v in zip(total, part)] for total, part in zip(levels, found)]
     _cost["nodes"] = counter["nodes"]
     fine = levels[0]
+    if fine[0] == 0:
+        # The density is positive on its support: a rule that found no mass at any node
+        # missed it (its three steps agree on 0, which would read as converged).
+        raise PrecisionUnreachable(f"the rule's {counter['nodes']} nodes missed the "
+                                   "density's mass (every value was 0)")
     scale = max(abs(v) for v in fine) or mpmath.mpf(1)
     for position, value in enumerate(fine):
         estimate = _error_estimate(value, levels[1][position], levels[2][position], scale)
@@ -352,7 +401,37 @@ def _error_estimate(fine, coarse, coarser, scale):
     return d1 ** (mpmath.log(d1) / mpmath.log(d2)) * own
 
 
-def _centred_builders(piece, parameters, arguments):
+def _mode(log_density, gradient, hessian, size):
+    """The maximum of ``log_density`` by Newton's method from the origin, each step halved
+    until the log-density rises (a plain Newton step from far out on a Gumbel factor's
+    double-exponential side overshoots by dozens of spreads, and its next forty steps crawl
+    back by one spread each); None unless the steps converge. A quadratic log-density (a
+    normal) needs one step. The mode only places the nodes: a poor placement shows as
+    digits not reached."""
+    mode = mpmath.matrix([0] * size)
+    height = log_density(mode)
+    tolerance = mpmath.mpf(10) ** (-mpmath.mp.dps // 2)
+    for _ in range(_NEWTON_STEPS):
+        step = mpmath.lu_solve(mpmath.matrix(hessian(mode)), -mpmath.matrix(gradient(mode)))
+        for _ in range(_HALVINGS):
+            candidate = mode + step
+            value = log_density(candidate)
+            if mpmath.isfinite(value) and (not mpmath.isfinite(height) or value >= height):
+                break
+            step /= 2
+        else:
+            return None
+        mode, height = candidate, value
+        if mpmath.norm(step) <= tolerance * (1 + mpmath.norm(mode)):
+            return list(mode)
+    return None
+
+
+#: How many times a Newton step toward the mode may be halved before the search gives up.
+_HALVINGS = 60
+
+
+def _centred_builders(piece, parameters, arguments, line_step=LINE_STEP):
     """Sinh-sinh rules centred at the mode ``m`` of the piece's density (its first integrand)
     and scaled by its curvature there, or None when Newton's method finds no mode. With
     ``C`` the inverse of minus the Hessian of ``log f`` at ``m``, the k-th variable is centred
@@ -365,20 +444,15 @@ def _centred_builders(piece, parameters, arguments):
     hessian = [[sympy.diff(g, y) for y in new] for g in gradient]
     if any(entry.has(sympy.DiracDelta) for row in hessian for entry in row):
         return None  # a kink (|x - m| of a Laplace factor): no curvature to centre rules on
+    evaluate_log = mpmath_function([log_density], [*new, *parameters], cse=True)
     evaluate_gradient = mpmath_function(gradient, [*new, *parameters], cse=True)
     evaluate_hessian = mpmath_function(hessian, [*new, *parameters], cse=True)
-    # Newton's method from the origin; a quadratic log-density (a normal) needs one step. Its
-    # result only places the nodes: a poor placement shows as digits not reached.
-    mode = mpmath.matrix([0] * len(new))
     try:
-        for _ in range(_NEWTON_STEPS):
-            step = mpmath.lu_solve(mpmath.matrix(evaluate_hessian(*mode, *arguments)),
-                                   -mpmath.matrix(evaluate_gradient(*mode, *arguments)))
-            mode += step
-            if mpmath.norm(step) <= mpmath.mpf(10) ** (-mpmath.mp.dps // 2) * (
-                    1 + mpmath.norm(mode)):
-                break
-        mode = list(mode)
+        mode = _mode(lambda y: evaluate_log(*y, *arguments)[0],
+                     lambda y: evaluate_gradient(*y, *arguments),
+                     lambda y: evaluate_hessian(*y, *arguments), len(new))
+        if mode is None:
+            return None
         covariance = (-mpmath.matrix(evaluate_hessian(*mode, *arguments))) ** -1
     except (ZeroDivisionError, ValueError, ArithmeticError, TypeError):
         return None
@@ -398,7 +472,7 @@ def _centred_builders(piece, parameters, arguments):
         def build(prefix, k=k, slope=slope, spread=spread):
             centre = mode[k] + mpmath.fsum(a * (node[1] - mode[j])
                                            for j, (a, node) in enumerate(zip(slope, prefix)))
-            return _rule("line", centre, mpmath.sqrt(spread))
+            return _rule("line", centre, mpmath.sqrt(spread), line_step)
 
         builders.append(build)
     return builders

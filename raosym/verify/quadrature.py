@@ -51,7 +51,7 @@ def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict, *,
         lower, upper = _bound(support.lower, point), _bound(support.upper, point)
         if upper != mpmath.inf and upper - lower <= _FINITE_SUM_LIMIT:
             return mpmath.fsum(at(mpmath.mpf(k)) for k in range(int(lower), int(upper) + 1))
-        return _series(at, lower, upper)
+        return series_sum(at, lower, upper)
     bounds = (support.lower, support.upper)
     if bounds == (0, sympy.oo) and _logarithmically_heavy(at):
         t = sympy.Dummy("t", real=True)
@@ -128,7 +128,7 @@ def hoisted(integrands, variables, point: dict) -> tuple[list, dict]:
     return rewritten, values
 
 
-def _series(at, lower, upper) -> mpmath.mpf:
+def series_sum(at, lower, upper) -> mpmath.mpf:
     """A sum over the integers from ``lower`` to ``upper`` (infinite, or too many to add one by
     one): the terms up to past the largest of them are added directly, and only the tail
     after it, where the terms fall, is left to ``nsum``'s extrapolation. Extrapolating from

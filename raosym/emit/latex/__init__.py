@@ -180,7 +180,8 @@ def section_context(verified: Verified) -> dict:
 HALF_PLANE_NAMES = {sympy.Symbol("x"): r"\xi", sympy.Symbol("dx"): r"\mathrm{d}\xi",
                     sympy.Symbol("x_1"): r"\xi_{1}", sympy.Symbol("x_2"): r"\xi_{2}"}
 #: The distance steps that speak of the half-plane's coordinates.
-HALF_PLANE_STRATEGIES = ("half-plane", "shear", "curvature")
+HALF_PLANE_STRATEGIES = ("half-plane", "shear", "curvature", "half-space", "half-space shear",
+                         "half-space curvature")
 HALF_PLANE_WORDS = {"x": r"\xi", "dx": r"\mathrm{d}\xi", "x_1": r"\xi_{1}",
                     "x_2": r"\xi_{2}"}
 
@@ -376,7 +377,9 @@ FISHER_LEMMAS = {"definition": "lem:score", "exponential family": "lem:exponenti
                  "Euler integral": "lem:euler", "beta_substitution": "lem:euler",
                  "periodic Bessel": "lem:bessel", "Hessian form": "lem:score"}
 DISTANCE_LEMMAS = {"half-plane": "lem:half-plane", "shear": "lem:half-plane",
-                   "curvature": "lem:half-plane", "antiderivative": "lem:curve",
+                   "curvature": "lem:half-plane", "half-space": "lem:half-space",
+                   "half-space shear": "lem:half-space",
+                   "half-space curvature": "lem:half-space", "antiderivative": "lem:curve",
                    "identity": "lem:stable", REWRITE_STRATEGY: "lem:stable"}
 ACCOUNTING_LEMMAS = {"composition": "lem:composition", "KL": "lem:conversion",
                      "rao distance": "lem:curve", REWRITE_STRATEGY: "lem:stable"}

@@ -122,6 +122,8 @@ def _arc_length_context(derivation, printer: ProofPrinter, tried: str) -> dict:
 STRUCTURES = {"one coordinate": "one-coordinate manifold",
               "constant metric": "manifold with a constant metric",
               "location-scale half-plane": "location-scale half-plane",
+              "location-scale half-space": "location-scale half-space (several locations "
+                                           "sharing one scale)",
               "product": "product of one-dimensional manifolds",
               "product of manifolds": "product of manifolds (the metric splits into blocks)",
               "warped half-plane": "warped half-plane",

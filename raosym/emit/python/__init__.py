@@ -375,7 +375,9 @@ def _dependent_bounds(spec, coordinates, rename, printer) -> list[dict]:
         domain = parameter.domain
         if not domain.dependent:
             continue
-        ends = [None if _fixed(end) else printer.doprint(end.xreplace(rename))
+        # In stable form: p3 < 1 - p1 - p2 as written rounds 1 - p1 to the bound's own size
+        # at p1 = 1 - 2**-53 (the bound 0 rejected a valid point); the complement keeps it.
+        ends = [None if _fixed(end) else printer.doprint(stable_forms(end).xreplace(rename))
                 for end in (domain.lower, domain.upper)]
         closed = (not domain.lower_open and ends[0] is not None,
                   not domain.upper_open and ends[1] is not None)
