@@ -39,14 +39,14 @@ Scalar curvature
 
 Verification (mpmath at 34 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    151 checks at 42 seeded points; every Fisher and curvature check agreed to at least 31.4
+    151 checks at 42 seeded points; every Fisher and curvature check agreed to at least 31.9
     digits (25 required).
-    g_m1_m1                13 points, min 31.8 digits (25 required)
+    g_m1_m1                13 points, min 34.6 digits (25 required)
     g_m2_m1                13 points, min 40 digits (25 required)
-    g_m2_m2                13 points, min 31.4 digits (25 required)
+    g_m2_m2                13 points, min 31.9 digits (25 required)
     g_m3_m1                13 points, min 40 digits (25 required)
     g_m3_m2                13 points, min 40 digits (25 required)
-    g_m3_m3                13 points, min 31.8 digits (25 required)
+    g_m3_m3                13 points, min 34.1 digits (25 required)
     rao_distance           5 points, min 34 digits (20 required)
     rao_distance_textbook  3 points, min 38.6 digits (20 required)
     rao_dp_theta           6 points, min 40 digits (25 required)

@@ -33,11 +33,11 @@ Gaussian curvature
 
 Verification (mpmath at 34 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    111 checks at 36 seeded points; every Fisher and curvature check agreed to at least 34.7
+    111 checks at 36 seeded points; every Fisher and curvature check agreed to at least 34.4
     digits (25 required).
     g_m1_m1                11 points, min 34.7 digits (25 required)
     g_m2_m1                11 points, min 40 digits (25 required)
-    g_m2_m2                11 points, min 34.7 digits (25 required)
+    g_m2_m2                11 points, min 34.4 digits (25 required)
     K                      11 points, min 40 digits (30 required)
     rao_distance           5 points, min 34.4 digits (20 required)
     rao_distance_textbook  3 points, min 40 digits (20 required)

@@ -22,12 +22,12 @@ Hypotheses
     none beyond the declared domains
 
 Fisher information g_ij = E[s_i s_j], s_i = d log f / d theta_i
-    g[m1, m1] = s**(-2)    (iterated integrals)
-    g[m2, m1] = 0    (iterated integrals)
-    g[m2, m2] = s**(-2)    (iterated integrals)
-    g[s, m1] = 0    (iterated integrals)
-    g[s, m2] = 0    (iterated integrals)
-    g[s, s] = 4/s**2    (iterated integrals)
+    g[m1, m1] = s**(-2)    (exponential family)
+    g[m2, m1] = 0    (exponential family)
+    g[m2, m2] = s**(-2)    (exponential family)
+    g[s, m1] = 0    (exponential family)
+    g[s, m2] = 0    (exponential family)
+    g[s, s] = 4/s**2    (exponential family)
 
 Line element
     ds^2 = dm1**2/s**2 + dm2**2/s**2 + 4*ds**2/s**2
@@ -37,14 +37,14 @@ Scalar curvature
 
 Verification (mpmath at 34 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    74 checks at 16 seeded points; every Fisher and curvature check agreed to at least 29.9
+    74 checks at 16 seeded points; every Fisher and curvature check agreed to at least 33.2
     digits (25 required).
-    g_m1_m1                11 points, min 31.8 digits (25 required)
+    g_m1_m1                11 points, min 34.6 digits (25 required)
     g_m2_m1                11 points, min 40 digits (25 required)
-    g_m2_m2                11 points, min 31.2 digits (25 required)
-    g_s_m1                 11 points, min 32.9 digits (25 required)
-    g_s_m2                 11 points, min 31.5 digits (25 required)
-    g_s_s                  11 points, min 29.9 digits (25 required)
+    g_m2_m2                11 points, min 34.6 digits (25 required)
+    g_s_m1                 11 points, min 33.6 digits (25 required)
+    g_s_m2                 11 points, min 33.2 digits (25 required)
+    g_s_s                  11 points, min 34.3 digits (25 required)
     rao_distance           5 points, min 33.3 digits (20 required)
     rao_distance_textbook  3 points, min 33.3 digits (20 required)
 """

@@ -520,15 +520,7 @@ def _half_plane_distance(problem: _Problem, location_index: int, scale_index: in
     steps.append(_curvature_step(problem.geometry, c_prime))
     steps.append(ProofStep("The Rao distance (textbook form).", sympy.Symbol("d"), textbook,
                            "the half-plane distance scaled by sqrt(c')", "distance"))
-    z = sympy.Symbol("z", nonnegative=True)
-    steps.append(_identity_step(Identity(
-        sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
-        "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0",
-        lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z),
-        problem.budget))
-    steps.append(_equality_step(problem, textbook, stable,
-                                "for a tiny z, acosh(1 + 2z) loses the digits of z, "
-                                "2·asinh(√z) keeps them"))
+    steps += _asinh_form_steps(problem, textbook, stable)
     return RaoDistance("location-scale half-plane", textbook, stable,
                        (problem.first, problem.second), tuple(steps))
 
@@ -595,17 +587,23 @@ def _half_space_distance(problem: _Problem, locations: list[int], scale_index: i
             f"`R = -{dimension * (dimension - 1)}/c'`", "half-space curvature"))
     steps.append(ProofStep("The Rao distance (textbook form).", sympy.Symbol("d"), textbook,
                            "the half-space distance scaled by sqrt(c')", "distance"))
-    z = sympy.Symbol("z", nonnegative=True)
-    steps.append(_identity_step(Identity(
-        sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
-        "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0",
-        lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z),
-        problem.budget))
-    steps.append(_equality_step(problem, textbook, stable,
-                                "for a tiny z, acosh(1 + 2z) loses the digits of z, "
-                                "2·asinh(√z) keeps them"))
+    steps += _asinh_form_steps(problem, textbook, stable)
     return RaoDistance("location-scale half-space", textbook, stable,
                        (problem.first, problem.second), tuple(steps))
+
+
+def _asinh_form_steps(problem: _Problem, textbook, stable) -> list[ProofStep]:
+    """The identity acosh(1 + 2z) = 2 asinh(√z) and the equality of the textbook and stable
+    forms of a half-plane's or half-space's distance."""
+    z = sympy.Symbol("z", nonnegative=True)
+    return [_identity_step(Identity(
+                sympy.acosh(1 + 2 * z), 2 * sympy.asinh(sympy.sqrt(z)),
+                "acosh(1 + 2z) = 2·asinh(√z) for z ≥ 0",
+                lambda: sympy.expand_trig(sympy.cosh(2 * sympy.asinh(sympy.sqrt(z)))) - 1 - 2 * z),
+                problem.budget),
+            _equality_step(problem, textbook, stable,
+                           "for a tiny z, acosh(1 + 2z) loses the digits of z, "
+                           "2·asinh(√z) keeps them")]
 
 
 def _curvature_step(geometry: Geometry, c_prime: sympy.Expr) -> ProofStep:

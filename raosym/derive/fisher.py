@@ -78,8 +78,27 @@ def _exponential_family_terms(spec: FamilySpec):
             minus_log_partition += coefficient
         else:
             natural[statistic] = natural.get(statistic, 0) + coefficient
-    statistics = sorted(natural, key=sympy.default_sort_key)
-    return statistics, [natural[statistic] for statistic in statistics], -minus_log_partition
+    statistics, eta = _merged_statistics(natural, coordinates)
+    return statistics, eta, -minus_log_partition
+
+
+def _merged_statistics(natural: dict, coordinates: set) -> tuple[list, list]:
+    """The statistics whose natural parameters are constant multiples of one another joined
+    into one, ``c eta T_1 + eta T_2 = eta (c T_1 + T_2)``: the symmetric Dirichlet's
+    ``(a - 1)(log x1 + log x2 + log(1 - x1 - x2))`` has one statistic for its one coordinate,
+    not three, and a product of gamma samples sharing a shape one ``log x1 + log x2``."""
+    merged: list[list] = []  # [eta, statistic]
+    for statistic in sorted(natural, key=sympy.default_sort_key):
+        coefficient = natural[statistic]
+        for group in merged:
+            ratio = sympy.simplify(coefficient / group[0])
+            if not ratio.free_symbols & coordinates and ratio.is_number and ratio != 0:
+                group[1] += ratio * statistic
+                break
+        else:
+            merged.append([coefficient, statistic])
+    merged.sort(key=lambda group: sympy.default_sort_key(group[1]))
+    return [statistic for _, statistic in merged], [eta for eta, _ in merged]
 
 
 def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:

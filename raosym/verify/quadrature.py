@@ -57,7 +57,7 @@ def expectation(spec: FamilySpec, integrand: sympy.Expr, point: dict, *,
         t = sympy.Dummy("t", real=True)
         integrand, x = integrand.xreplace({x: sympy.exp(t)}) * sympy.exp(t), t
         bounds = (-sympy.oo, sympy.oo)
-    return _integrate_split(integrand, x, point, bounds, method)
+    return integrate_split(integrand, x, point, bounds, method)
 
 
 def _logarithmically_heavy(at) -> bool:
@@ -268,14 +268,15 @@ def _slowly_falling(at, first: int, upper) -> bool:
 _SLOW_RATIO = mpmath.mpf("0.9")
 
 
-def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.mpf:
+def integrate_split(integrand, x, point, bounds, method="tanh-sinh", *, with_error=False):
     """Integrate over the support split at its kinks and near its parameters.
 
     A density has its features near its location parameters, at distances of the order of its
     positive parameters (a centre mu far from 0, a peak of width s), and tanh-sinh over one
     long piece misses digits there. Each piece is integrated in a variable ``w`` substituted
     symbolically (:func:`_piece_function`), so that ``x - k`` is exact next to a kink ``k``
-    and the singularities at the ends of the pieces become smooth.
+    and the singularities at the ends of the pieces become smooth. ``with_error`` returns
+    (value, the sum of mpmath's error estimates of the pieces, the integrand's evaluations).
     """
     lower, upper = (evaluate(bound, point) for bound in bounds)
     parameters = tuple(sorted(point, key=lambda s: s.name))
@@ -292,7 +293,8 @@ def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.
     plain = _piece_function(integrand, x, None, "plain", parameters)
     candidates += _peak(plain, centres, width, arguments, lower, upper)
     breaks = [lower, *sorted({c for c in candidates if lower < c < upper}), upper]
-    total = mpmath.mpf(0)
+    total = error = mpmath.mpf(0)
+    evaluations = [0]
     for left, right in itertools.pairwise(breaks):
         scale = width  # the d of the piece's substitution (see _piece_function)
         if right == mpmath.inf or left == -mpmath.inf:
@@ -317,9 +319,14 @@ def _integrate_split(integrand, x, point, bounds, method="tanh-sinh") -> mpmath.
         else:
             kind, base, interval = "plain", 0, [left, right]
         function = _piece_function(integrand, x, anchors.get(base), kind, parameters)
-        total += mpmath.quad(lambda w, f=function, c=base, d=scale: _at_node(f, w, c, d, arguments),
-                             interval, method=method)
-    return total
+        def at(w, f=function, c=base, d=scale):
+            evaluations[0] += 1
+            return _at_node(f, w, c, d, arguments)
+
+        value, estimate = mpmath.quad(at, interval, method=method, error=True)
+        total += value
+        error += estimate
+    return (total, error, evaluations[0]) if with_error else total
 
 
 def widest_parameter(point: dict) -> sympy.Symbol | None:
