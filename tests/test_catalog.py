@@ -81,6 +81,13 @@ EXPECTED = {
     # The isotropic normal N(m, s² I) of the plane (Costa, Santos and Strapasson 2015):
     # 1/s² per mean coordinate and 2n/s² = 4/s² for the scale.
     "normal2_isotropic": sympy.diag(1, 1, 4) / s**2,
+    # The bivariate normal in (m1, m2, s1, s2, rho) (Skovgaard 1984): the inverse covariance
+    # for the means; for the scales and the correlation (1/2) tr(S^-1 dS S^-1 dS), written out.
+    "normal2": sympy.diag(
+        sympy.Matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]]).inv(),
+        sympy.Matrix([[(2 - rho**2) / s1**2, -rho**2 / (s1 * s2), -rho / s1],
+                      [-rho**2 / (s1 * s2), (2 - rho**2) / s2**2, -rho / s2],
+                      [-rho / s1, -rho / s2, (1 + rho**2) / (1 - rho**2)]]) / (1 - rho**2)),
     "gaussian_vector3": sympy.eye(3) / sigma**2,
     "gaussian_mechanism3": sympy.eye(3) / sigma**2,
     # Two Laplace location factors of scale b (MATH.md section 2: 1/b**2 each).

@@ -1000,3 +1000,266 @@ def test_gamma_samples_sharing_a_shape_verify_factor_by_factor(tmp_path):
     fisher = [c for c in verified.checks if c.quantity.startswith("g_")]
     assert fisher and all(c.reached and c.passed for c in fisher), \
         [c for c in fisher if not (c.reached and c.passed)]
+# ----------------------------------------------------------------------------- the bivariate normal
+
+
+def bivariate_covariance(s1, s2, rho):
+    """Σ = [[s1², ρ s1 s2], [ρ s1 s2, s2²]], its first derivatives ∂_kΣ and second ∂_k∂_lΣ in
+    the coordinates (m1, m2, s1, s2, rho), written out by hand (mpmath matrices)."""
+    zero = mpmath.zeros(2, 2)
+    covariance = mpmath.matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]])
+    first = [zero, zero, mpmath.matrix([[2 * s1, rho * s2], [rho * s2, 0]]),
+             mpmath.matrix([[0, rho * s1], [rho * s1, 2 * s2]]),
+             mpmath.matrix([[0, s1 * s2], [s1 * s2, 0]])]
+    second = [[zero] * 5 for _ in range(5)]
+    second[2][2] = mpmath.matrix([[2, 0], [0, 0]])
+    second[3][3] = mpmath.matrix([[0, 0], [0, 2]])
+    second[2][3] = second[3][2] = mpmath.matrix([[0, rho], [rho, 0]])
+    second[2][4] = second[4][2] = mpmath.matrix([[0, s2], [s2, 0]])
+    second[3][4] = second[4][3] = mpmath.matrix([[0, s1], [s1, 0]])
+    return covariance, first, second
+
+
+#: ∂_kμ of the mean μ = (m1, m2).
+BIVARIATE_MEAN = [mpmath.matrix([1, 0]), mpmath.matrix([0, 1])] + [mpmath.matrix([0, 0])] * 3
+
+
+def inverse_2x2(matrix) -> mpmath.matrix:
+    """The adjugate over the determinant (mpmath's LU calls Σ at s1 = 1e-150, s2 = 2e140
+    numerically singular; mpf exponents do not overflow)."""
+    determinant = matrix[0, 0] * matrix[1, 1] - matrix[0, 1] * matrix[1, 0]
+    adjugate = mpmath.matrix([[matrix[1, 1], -matrix[0, 1]], [-matrix[1, 0], matrix[0, 0]]])
+    return adjugate / determinant
+
+
+def trace_2x2(matrix):
+    return matrix[0, 0] + matrix[1, 1]
+
+
+def bivariate_normal_metric(theta) -> mpmath.matrix:
+    """g_ij = ∂_iμᵀ Σ⁻¹ ∂_jμ + ½ tr(Σ⁻¹ ∂_iΣ Σ⁻¹ ∂_jΣ) (Skovgaard 1984; Porat and Friedlander
+    1986), in mpmath at the given inputs."""
+    _, _, s1, s2, rho = (mpmath.mpf(v) for v in theta)
+    covariance, first, _ = bivariate_covariance(s1, s2, rho)
+    precision = inverse_2x2(covariance)
+    return mpmath.matrix([[(BIVARIATE_MEAN[i].T * precision * BIVARIATE_MEAN[j])[0]
+                           + trace_2x2(precision * first[i] * precision * first[j]) / 2
+                           for j in range(5)] for i in range(5)])
+
+
+def bivariate_normal_metric_derivatives(theta) -> list:
+    """[k][i][j] = ∂_k g_ij of the same formula, with ∂_k Σ⁻¹ = −Σ⁻¹ ∂_kΣ Σ⁻¹."""
+    _, _, s1, s2, rho = (mpmath.mpf(v) for v in theta)
+    covariance, first, second = bivariate_covariance(s1, s2, rho)
+    p = inverse_2x2(covariance)
+    derivatives = []
+    for k in range(5):
+        dp = -p * first[k] * p
+        derivatives.append([[(BIVARIATE_MEAN[i].T * dp * BIVARIATE_MEAN[j])[0]
+                             + trace_2x2(dp * first[i] * p * first[j]
+                                         + p * second[k][i] * p * first[j]
+                                         + p * first[i] * dp * first[j]
+                                         + p * first[i] * p * second[k][j]) / 2
+                             for j in range(5)] for i in range(5)])
+    return derivatives
+
+
+def bivariate_normal_christoffel(theta) -> list:
+    """[k][i][j] = Γ^k_ij = ½ g^km (∂_i g_jm + ∂_j g_im − ∂_m g_ij) of the same formula."""
+    inverse = bivariate_normal_metric(theta) ** -1
+    derivative = bivariate_normal_metric_derivatives(theta)
+    return [[[mpmath.fsum(inverse[k, m] * (derivative[i][j][m] + derivative[j][i][m]
+                                           - derivative[m][i][j]) for m in range(5)) / 2
+              for j in range(5)] for i in range(5)] for k in range(5)]
+
+
+@pytest.mark.parametrize("theta", [(0.3, -1.2, 1.7, 0.6, 0.35), (1e8, -3e-5, 1e-150, 2e140, 0.999),
+                                   (-2.0, 5.0, 3e-4, 7e3, -0.999),
+                                   (0.0, 0.0, 1.0, 1.0, 1 - 2.0**-40),
+                                   (4.0, -1.0, 2.5, 1e-3, -1 + 1e-12),
+                                   (1.0, 1.0, 1e150, 1e-150, 5e-324),
+                                   (-7.0, 3.0, 0.01, 100.0, 0.0)])
+def test_generated_bivariate_normal_fisher_is_the_literature_metric(theta):
+    """The module against ∂μᵀΣ⁻¹∂μ + ½ tr(Σ⁻¹∂Σ Σ⁻¹∂Σ) at 50 digits, near rho = ±1 (where
+    1 - rho**2 and the expanded (1 - rho**2)**2 of g_rho_rho lose digits in floats) and at scales
+    300 decades apart. The matrix is ill-conditioned there, so each entry is measured against
+    sqrt(g_ii g_jj), which bounds it; the zeros (means against scales) are exact."""
+    module = generated_module("normal2")
+    got = module.fisher_information(list(theta))
+    with mpmath.workdps(50):
+        expected = bivariate_normal_metric(theta)
+        for i in range(5):
+            for j in range(5):
+                if expected[i, j] == 0:
+                    assert got[i, j] == 0, (i, j)
+                    continue
+                scale = mpmath.sqrt(expected[i, i] * expected[j, j])
+                assert abs(got[i, j] - expected[i, j]) <= 2e-15 * scale, (i, j, got[i, j],
+                                                                          expected[i, j])
+
+
+@pytest.fixture(scope="module")
+def normal2():
+    return derive(load(family("normal2")))
+
+
+def test_bivariate_normal_fisher_is_the_literature_metric_symbolically(normal2):
+    """The derived matrix is the same formula, as SymPy simplifies their difference to 0."""
+    assert {e.strategy for e in normal2.entries} == {"exponential family"}
+    m1, m2, s1, s2, rho = normal2.spec.coordinate_symbols
+    coordinates = (m1, m2, s1, s2, rho)
+    mean = sympy.Matrix([m1, m2])
+    covariance = sympy.Matrix([[s1**2, rho * s1 * s2], [rho * s1 * s2, s2**2]])
+    precision = covariance.inv()
+    for i, a in enumerate(coordinates):
+        for j, b in enumerate(coordinates):
+            expected = ((mean.diff(a).T * precision * mean.diff(b))[0]
+                        + (precision * covariance.diff(a) * precision * covariance.diff(b)).trace()
+                        / 2)
+            assert sympy.simplify(normal2.fisher[i, j] - expected) == 0, (a, b)
+
+
+def test_bivariate_normal_scalar_curvature_is_minus_nine_halves(normal2):
+    """R = g^ij R_ij, R_ij = ∂_k Γ^k_ij − ∂_j Γ^k_ik + Γ^k_km Γ^m_ij − Γ^k_jm Γ^m_ik, from the
+    literature metric at two points: Γ from the hand-written derivatives above, its
+    derivatives by central differences (step 1e-12 at 50 digits: an error near 1e-24)."""
+    assert normal2.geometry.scalar_curvature == sympy.Rational(-9, 2)
+    step = mpmath.mpf("1e-12")
+    with mpmath.workdps(50):
+        for theta in [(0.3, -1.2, 1.7, 0.6, 0.35), (1.0, 2.0, 0.2, 5.0, -0.9)]:
+            theta = [mpmath.mpf(v) for v in theta]
+            christoffel = bivariate_normal_christoffel(theta)
+            derivative = []  # [m][k][i][j] = ∂_m Γ^k_ij
+            for m in range(5):
+                up, down = list(theta), list(theta)
+                up[m] += step
+                down[m] -= step
+                above, below = bivariate_normal_christoffel(up), bivariate_normal_christoffel(down)
+                derivative.append([[[(above[k][i][j] - below[k][i][j]) / (2 * step)
+                                     for j in range(5)] for i in range(5)] for k in range(5)])
+            ricci = [[mpmath.fsum(derivative[k][k][i][j] - derivative[j][k][i][k]
+                                  for k in range(5))
+                      + mpmath.fsum(christoffel[k][k][m] * christoffel[m][i][j]
+                                    - christoffel[k][j][m] * christoffel[m][i][k]
+                                    for k in range(5) for m in range(5))
+                      for j in range(5)] for i in range(5)]
+            inverse = bivariate_normal_metric(theta) ** -1
+            scalar = mpmath.fsum(inverse[i, j] * ricci[i][j] for i in range(5) for j in range(5))
+            assert abs(scalar + mpmath.mpf(9) / 2) < 1e-20, scalar
+
+
+def equal_means_distance(first, second) -> mpmath.mpf:
+    """√(½ Σ log² λ_i), λ_i the eigenvalues of Σ1⁻¹Σ2: the roots of det(Σ2 − λΣ1) = 0, a
+    quadratic written out (Atkinson and Mitchell 1981; Skovgaard 1984)."""
+    one, two = (bivariate_covariance(*(mpmath.mpf(v) for v in t[2:]))[0] for t in (first, second))
+    a = one[0, 0] * one[1, 1] - one[0, 1] ** 2
+    b = -(one[0, 0] * two[1, 1] + one[1, 1] * two[0, 0] - 2 * one[0, 1] * two[0, 1])
+    c = two[0, 0] * two[1, 1] - two[0, 1] ** 2
+    root = mpmath.sqrt(b * b - 4 * a * c)
+    # The smaller root as c/(a λ₁): no cancellation between -b and the root.
+    larger = (-b + root) / (2 * a)
+    return mpmath.sqrt((mpmath.log(larger) ** 2 + mpmath.log(c / (a * larger)) ** 2) / 2)
+
+
+@pytest.mark.parametrize("pair", [((0.3, -1.2, 1.0, 1.0, 0.0), (0.3, -1.2, 2.0, 0.5, 0.3)),
+                                  ((0.0, 0.0, 1.0, 2.0, 0.5), (0.0, 0.0, 3.0, 6.0, 0.5)),
+                                  ((-4.0, 2.5, 0.7, 1.3, -0.4),
+                                   (-4.0, 2.5, 0.7 * (1 + 1e-6), 1.3, -0.4 + 1e-6)),
+                                  ((5.0, 5.0, 1.5, 0.8, 0.2), (5.0, 5.0, 1.5 + 1e-9, 0.8, 0.2)),
+                                  ((1.0, 1.0, 0.1, 10.0, 0.9), (1.0, 1.0, 5.0, 0.2, -0.95)),
+                                  ((0.0, 0.0, 1.0, 1.0, 0.0), (0.0, 0.0, 1e-3, 1e3, 0.999))])
+def test_generated_bivariate_normal_distance_with_equal_means(pair):
+    """With equal means the distance is that of the covariances alone, √(½ Σ log² λ_i): the
+    reflection μ ↦ 2μ₀ − μ is an isometry fixing the means μ₀, so they are totally geodesic
+    (Skovgaard 1984), and the projection to μ₀ does not lengthen a curve (ds² ≥ ½ tr((Σ⁻¹dΣ)²)),
+    so no shorter path leaves them. Pairs 1e-9 and 1e-6 apart (the midpoint metric and the
+    solver), and far apart (distances 9.8 and 17.2), within ten times the module's tolerance."""
+    module = generated_module("normal2")
+    got = float(module.rao_distance(*pair))
+    with mpmath.workdps(50):
+        expected = equal_means_distance(*pair)
+    assert abs(got - expected) <= 1e-9 * expected, (pair, got, expected)
+
+
+def _bivariate_covariances(theta):
+    """Σ (n, 2, 2), ∂_kΣ (5, n, 2, 2) and ∂_k∂_lΣ (5, 5, n, 2, 2) at points theta of shape
+    (5, n), in NumPy: the same hand-written derivatives as bivariate_covariance."""
+    _, _, s1, s2, rho = theta
+    zero, one = np.zeros(theta.shape[1]), np.ones(theta.shape[1])
+
+    def symmetric(a, b, c):
+        return np.stack((np.stack((a, b), -1), np.stack((b, c), -1)), -2)
+
+    covariance = symmetric(s1**2, rho * s1 * s2, s2**2)
+    first = np.stack([symmetric(zero, zero, zero), symmetric(zero, zero, zero),
+                      symmetric(2 * s1, rho * s2, zero), symmetric(zero, rho * s1, 2 * s2),
+                      symmetric(zero, s1 * s2, zero)])
+    second = np.zeros((5, 5, *covariance.shape))
+    second[2, 2] = symmetric(2 * one, zero, zero)
+    second[3, 3] = symmetric(zero, zero, 2 * one)
+    second[2, 3] = second[3, 2] = symmetric(zero, rho, zero)
+    second[2, 4] = second[4, 2] = symmetric(zero, s2, zero)
+    second[3, 4] = second[4, 3] = symmetric(zero, s1, zero)
+    return covariance, first, second
+
+
+_MEAN_DIRECTIONS = np.eye(5, 2)  # ∂_kμ, k over the coordinates
+
+
+def _bivariate_metric_arrays(theta):
+    """The metrics (n, 5, 5) and [n, k, i, j] = ∂_k g_ij at points theta of shape (5, n)."""
+    covariance, first, second = _bivariate_covariances(theta)
+    p = np.linalg.inv(covariance)
+    dp = -np.einsum("nab,knbc,ncd->knad", p, first, p)
+    metric = (np.einsum("ia,nab,jb->nij", _MEAN_DIRECTIONS, p, _MEAN_DIRECTIONS)
+              + 0.5 * np.einsum("nab,inbc,ncd,jnda->nij", p, first, p, first))
+    derivative = (np.einsum("ia,knab,jb->nkij", _MEAN_DIRECTIONS, dp, _MEAN_DIRECTIONS)
+                  + 0.5 * (np.einsum("knab,inbc,ncd,jnda->nkij", dp, first, p, first)
+                           + np.einsum("nab,kinbc,ncd,jnda->nkij", p, second, p, first)
+                           + np.einsum("nab,inbc,kncd,jnda->nkij", p, first, dp, first)
+                           + np.einsum("nab,inbc,ncd,kjnda->nkij", p, first, p, second)))
+    return metric, derivative
+
+
+def bivariate_normal_geodesic_length(first, second) -> float:
+    """The geodesic from ``first`` to ``second`` by SciPy's collocation solver (from the
+    straight line, tolerance 1e-8: the length is stationary on a geodesic, so its error is of
+    the order of the square of the path's), its length by SciPy's quadrature of the speed
+    along the solver's interpolant: Γ^k_ij from the literature metric's derivatives above."""
+    from scipy.integrate import quad, solve_bvp
+
+    def right_hand_side(t, state):
+        position, velocity = state[:5], state[5:]
+        metric, derivative = _bivariate_metric_arrays(position)
+        lowered = 0.5 * (np.einsum("nijl->nlij", derivative)
+                         + np.einsum("njil->nlij", derivative) - derivative)  # [n, l, i, j]
+        christoffel = np.einsum("nkl,nlij->nkij", np.linalg.inv(metric), lowered)
+        return np.vstack((velocity, -np.einsum("nkij,in,jn->kn", christoffel, velocity,
+                                               velocity)))
+
+    first, second = np.asarray(first, float), np.asarray(second, float)
+    mesh = np.linspace(0, 1, 21)
+    guess = np.vstack((first[:, None] + np.outer(second - first, mesh),
+                       np.repeat((second - first)[:, None], mesh.size, axis=1)))
+    solution = solve_bvp(right_hand_side, lambda a, b: np.concatenate((a[:5] - first,
+                                                                       b[:5] - second)),
+                         mesh, guess, tol=1e-8, max_nodes=100_000)
+    assert solution.success, solution.message
+
+    def speed(t):
+        state = solution.sol(t)
+        return np.sqrt(state[5:] @ _bivariate_metric_arrays(state[:5, None])[0][0] @ state[5:])
+
+    return quad(speed, 0, 1, epsabs=0, epsrel=1e-12, limit=200)[0]
+
+
+@pytest.mark.parametrize("pair", [((0.3, -1.2, 1.7, 0.6, 0.35), (-0.5, 0.4, 0.9, 1.1, -0.2)),
+                                  ((0.0, 0.0, 1.0, 1.0, 0.0), (2.0, -1.0, 3.0, 0.5, 0.6)),
+                                  ((1.0, 2.0, 0.5, 2.0, 0.8), (1.5, 1.0, 1.0, 1.0, -0.5))])
+def test_generated_bivariate_normal_distance_is_the_geodesic_length(pair):
+    """Different means and correlations: the module's certified numeric geodesic against an
+    independent one (SciPy's collocation on Christoffel symbols written here, about 2 s a
+    pair), within ten times its tolerance."""
+    module = generated_module("normal2")
+    got = float(module.rao_distance(*pair))
+    assert got == pytest.approx(bivariate_normal_geodesic_length(*pair), rel=1e-9)

@@ -134,6 +134,11 @@ def exponential_family(spec: FamilySpec) -> tuple[FisherEntry, ...] | None:
                 second = sympy.simplify(sympy.diff(e, theta_i, theta_j))
                 if second == 0:
                     continue
+                # A numerator with a negative sign of its own, (-rho**2 - 1)/d, does not
+                # extract the minus sign (printed "- -(rho**2 + 1)/d"); factored, it does.
+                if not second.could_extract_minus_sign() and \
+                        sympy.factor_terms(second).could_extract_minus_sign():
+                    second = sympy.factor_terms(second)
                 combination.append(
                     sympy.Mul(-second, mean, evaluate=False) if second.could_extract_minus_sign()
                     else sympy.Mul(-1, sympy.Mul(second, mean, evaluate=False), evaluate=False))

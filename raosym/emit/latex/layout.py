@@ -320,16 +320,20 @@ class LineBreaker:
         if not above and reciprocal is None:
             return None
         pieces = []
+        # The head (a sign, 1/denominator) starts the first line: a factor broken after it
+        # has that much less room (the bivariate normal's 1/(s1**2 s2**2 (...)) times a sum
+        # of nine terms ran 22 pt into the margin).
+        room = width - visible_width(head) - 4.0
         for factor in above:
             text = self.text(factor)
             bracket = self.printer._needs_mul_brackets(factor, first=not pieces)
             if bracket or (head and factor.is_Add):
                 text = rf"\left({text}\right)"
                 bracket = True
-            if visible_width(text) <= width - 4.0:
+            if visible_width(text) <= room:
                 pieces.append([Line(text)])
                 continue
-            inner = self.lines(factor, width - 4.0)
+            inner = self.lines(factor, room)
             pieces.append(_delimited(inner, "(", ")") if bracket else inner)
         # Short factors first, then the broken ones (the product is commutative).
         pieces = [p for p in pieces if len(p) == 1] + [p for p in pieces if len(p) > 1]
