@@ -756,41 +756,53 @@ def test_generated_dirichlet_distance_along_the_diagonal():
 
 
 def dirichlet_geodesic_length(first, second) -> float:
-    """The geodesic from ``first`` to ``second`` by SciPy's collocation solver, its length by
-    SciPy's quadrature of the speed along the solver's interpolant: the Christoffel symbols
-    Γ^k_ij = ½ g^kl (∂_i g_jl + ∂_j g_il − ∂_l g_ij) written here from the closed-form metric,
-    with ∂_m g_ij = ψ₂(a_m) δ_ij δ_im − ψ₂(Σa)."""
-    from scipy.integrate import quad, solve_bvp
+    """The geodesic from ``first`` to ``second`` by :func:`geodesic_length_by_collocation`,
+    with the closed-form metric and ∂_m g_ij = ψ₂(a_m) δ_ij δ_im − ψ₂(Σa) written here."""
     from scipy.special import polygamma
 
-    def metric(a):  # a of shape (3, n): the metrics of shape (n, 3, 3)
-        return (np.einsum("in,ij->nij", polygamma(1, a), np.eye(3))
-                - polygamma(1, a.sum(axis=0))[:, None, None])
-
-    def right_hand_side(t, state):
-        position, velocity = state[:3], state[3:]
-        derivative = np.repeat(-polygamma(2, position.sum(axis=0))[:, None, None, None],
+    def metric_and_derivative(a):  # a of shape (3, n)
+        metric = (np.einsum("in,ij->nij", polygamma(1, a), np.eye(3))
+                  - polygamma(1, a.sum(axis=0))[:, None, None])
+        derivative = np.repeat(-polygamma(2, a.sum(axis=0))[:, None, None, None],
                                3, axis=1) * np.ones((1, 3, 3, 3))  # [n, m, i, j] = ∂_m g_ij
         for m in range(3):
-            derivative[:, m, m, m] += polygamma(2, position[m])
+            derivative[:, m, m, m] += polygamma(2, a[m])
+        return metric, derivative
+
+    return geodesic_length_by_collocation(metric_and_derivative, first, second, tol=1e-10)
+
+
+def geodesic_length_by_collocation(metric_and_derivative, first, second, *, tol) -> float:
+    """The geodesic from ``first`` to ``second`` by SciPy's collocation solver (from the
+    straight line), its length by SciPy's quadrature of the speed along the solver's
+    interpolant: the Christoffel symbols Γ^k_ij = ½ g^kl (∂_i g_jl + ∂_j g_il − ∂_l g_ij) from
+    ``metric_and_derivative``, which maps points of shape (k, n) to the metrics (n, k, k) and
+    their derivatives [n, m, i, j] = ∂_m g_ij, written by each test from the literature."""
+    from scipy.integrate import quad, solve_bvp
+
+    first, second = np.asarray(first, float), np.asarray(second, float)
+    k = first.size
+
+    def right_hand_side(t, state):
+        position, velocity = state[:k], state[k:]
+        metric, derivative = metric_and_derivative(position)
         lowered = 0.5 * (np.einsum("nijl->nlij", derivative)
                          + np.einsum("njil->nlij", derivative) - derivative)  # [n, l, i, j]
-        christoffel = np.einsum("nkl,nlij->nkij", np.linalg.inv(metric(position)), lowered)
+        christoffel = np.einsum("nkl,nlij->nkij", np.linalg.inv(metric), lowered)
         return np.vstack((velocity, -np.einsum("nkij,in,jn->kn", christoffel, velocity,
                                                velocity)))
 
-    first, second = np.asarray(first, float), np.asarray(second, float)
     mesh = np.linspace(0, 1, 21)
     guess = np.vstack((first[:, None] + np.outer(second - first, mesh),
                        np.repeat((second - first)[:, None], mesh.size, axis=1)))
-    solution = solve_bvp(right_hand_side, lambda a, b: np.concatenate((a[:3] - first,
-                                                                       b[:3] - second)),
-                         mesh, guess, tol=1e-10, max_nodes=100_000)
+    solution = solve_bvp(right_hand_side, lambda a, b: np.concatenate((a[:k] - first,
+                                                                       b[:k] - second)),
+                         mesh, guess, tol=tol, max_nodes=100_000)
     assert solution.success, solution.message
 
     def speed(t):
         state = solution.sol(t)
-        return np.sqrt(state[3:] @ metric(state[:3, None])[0] @ state[3:])
+        return np.sqrt(state[k:] @ metric_and_derivative(state[:k, None])[0][0] @ state[k:])
 
     return quad(speed, 0, 1, epsabs=0, epsrel=1e-12, limit=200)[0]
 
@@ -1222,35 +1234,10 @@ def _bivariate_metric_arrays(theta):
 
 
 def bivariate_normal_geodesic_length(first, second) -> float:
-    """The geodesic from ``first`` to ``second`` by SciPy's collocation solver (from the
-    straight line, tolerance 1e-8: the length is stationary on a geodesic, so its error is of
-    the order of the square of the path's), its length by SciPy's quadrature of the speed
-    along the solver's interpolant: Γ^k_ij from the literature metric's derivatives above."""
-    from scipy.integrate import quad, solve_bvp
-
-    def right_hand_side(t, state):
-        position, velocity = state[:5], state[5:]
-        metric, derivative = _bivariate_metric_arrays(position)
-        lowered = 0.5 * (np.einsum("nijl->nlij", derivative)
-                         + np.einsum("njil->nlij", derivative) - derivative)  # [n, l, i, j]
-        christoffel = np.einsum("nkl,nlij->nkij", np.linalg.inv(metric), lowered)
-        return np.vstack((velocity, -np.einsum("nkij,in,jn->kn", christoffel, velocity,
-                                               velocity)))
-
-    first, second = np.asarray(first, float), np.asarray(second, float)
-    mesh = np.linspace(0, 1, 21)
-    guess = np.vstack((first[:, None] + np.outer(second - first, mesh),
-                       np.repeat((second - first)[:, None], mesh.size, axis=1)))
-    solution = solve_bvp(right_hand_side, lambda a, b: np.concatenate((a[:5] - first,
-                                                                       b[:5] - second)),
-                         mesh, guess, tol=1e-8, max_nodes=100_000)
-    assert solution.success, solution.message
-
-    def speed(t):
-        state = solution.sol(t)
-        return np.sqrt(state[5:] @ _bivariate_metric_arrays(state[:5, None])[0][0] @ state[5:])
-
-    return quad(speed, 0, 1, epsabs=0, epsrel=1e-12, limit=200)[0]
+    """The geodesic by :func:`geodesic_length_by_collocation` (tolerance 1e-8: the length is
+    stationary on a geodesic, so its error is of the order of the square of the path's), with
+    the literature metric's derivatives above."""
+    return geodesic_length_by_collocation(_bivariate_metric_arrays, first, second, tol=1e-8)
 
 
 @pytest.mark.parametrize("pair", [((0.3, -1.2, 1.7, 0.6, 0.35), (-0.5, 0.4, 0.9, 1.1, -0.2)),
