@@ -890,13 +890,18 @@ def test_the_quadrature_finds_a_gumbel_factor_far_from_the_origin(tmp_path):
     """A Gumbel factor centred at m1/s = -4.8: Newton's method from the origin overshot by
     dozens of spreads and the rule, placed there, found a mass of exactly 0, which its three
     steps agreed on (so the density check called a normalized density wrong). The mass is 1
-    (both factors are normalized), to the digits asked."""
+    (both factors are normalized), to the digits asked: by the factors (the Gumbel's by the
+    one-variable quadrature), and by the iterated rule over both variables at once, whose
+    nodes the mode search places (with the unsafeguarded Newton it reached 13 digits)."""
     spec = load_spec(write(tmp_path, GUMBEL_AND_NORMAL, "gumbel_normal.toml"))
     values = dict(zip(spec.coordinate_symbols,
                       (mpmath.mpf("-2.19814777232545"), mpmath.mpf("1.85608411804807"),
                        mpmath.mpf("0.455776991082572"))))
     mass, _ = multivariate.score_moments(spec, values, digits=20, mass_only=True)
     assert abs(mass - 1) < mpmath.mpf(10) ** -20
+    with mpmath.workdps(34):
+        joint, = multivariate._quadrature(spec, [spec.density], values, 20, False)
+    assert abs(joint - 1) < mpmath.mpf(10) ** -20
 
 
 # ----------------------------------------------------------------------------- emitted edges
