@@ -700,9 +700,8 @@ def fisher_checks(derivation, points, check, not_reached) -> list:
         with mpmath.workdps(working):
             try:
                 # Asked for a margin beyond the digits the check requires: the rule's error
-                # estimate is an extrapolation, and at its limit it was optimistic (a gamma
-                # factor's entry estimated to 25 digits agreed to 24.8: a disagreement
-                # reported where the truth was a precision not reached).
+                # estimate is an extrapolation, optimistic at its limit. (It was off by more
+                # than the margin for a gamma factor, which _one_variable now takes.)
                 _, matrix = score_moments(spec, point, digits=required + _ESTIMATE_MARGIN)
             except PrecisionUnreachable as error:
                 checks += [not_reached(name, point, str(error), required) for name in names]
