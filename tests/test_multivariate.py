@@ -175,11 +175,28 @@ def test_a_domain_may_not_use_a_later_coordinate(tmp_path):
     assert error.column is not None
 
 
-def test_continuous_and_discrete_supports_do_not_mix(tmp_path):
-    error = spec_error(tmp_path, DIRICHLET.replace('x2 = "(0, 1 - x1)"',
-                                                   'x2 = "range(0, 3)"'))
-    assert error.message.startswith("the variables' supports mix continuous intervals and "
-                                    "discrete sets")
+def test_a_density_that_couples_a_count_and_a_continuous_variable_is_refused(tmp_path):
+    """Variables of both kinds are handled in independent factors only (see
+    test_reach_products); a term of log f that holds both is refused by name, not summed
+    and integrated at once."""
+    path = write(tmp_path, """\
+name = "x"
+variables = ["k", "y"]
+density = "exp(-lam)*lam**k/factorial(k)*exp(-(y - k*mu)**2/2)/sqrt(2*pi)"
+[support]
+k = "integers >= 0"
+y = "real"
+[coordinates]
+lam = "positive"
+mu = "real"
+""")
+    with pytest.raises(SpecError) as caught:
+        load(path)
+    assert str(caught.value) == (
+        f"{path}: key 'density': the density couples the discrete variable(s) k with the "
+        "continuous variable(s) y (a term of log f, or a bound of a support, holds both); raosym "
+        "handles variables of both kinds only in a product of independent factors, each all "
+        "discrete or all continuous")
 
 
 def test_an_unused_variable(tmp_path):
@@ -626,6 +643,41 @@ def test_a_product_of_infinite_discrete_supports_verifies_factor_by_factor(tmp_p
     reference = 2 * mpmath.sqrt((mpmath.sqrt(mpmath.mpf("2.5")) - mpmath.sqrt(mpmath.mpf("0.3"))) ** 2
                                 + (mpmath.sqrt(mpmath.mpf("0.125")) - mpmath.sqrt(7)) ** 2)
     assert close(at(derivation.distance.textbook, pair), reference)
+
+
+GEOMETRIC_PAIR = """\
+name = "geometric_pair"
+variables = ["k1", "k2"]
+density = "(1 - p)*p**k1*(1 - q)*q**k2"
+
+[support]
+k1 = "integers >= 0"
+k2 = "integers >= 0"
+
+[coordinates]
+p = "(0, 1)"
+q = "(0, 1)"
+"""
+
+
+@pytest.mark.parametrize("p", ["0.999", "0.5", "1e-6"])
+def test_a_slowly_falling_factor_series_keeps_its_digits(tmp_path, p):
+    """Two geometric counts at p = 0.999: the factor p**k falls by 0.999 a term, so its
+    series ends in an Euler-Maclaurin tail, whose numerical derivatives (at raised precision)
+    were once mixed with terms kept from the head's precision: the mass came out 1007.67
+    instead of 1/(1 - p) = 1000 and a true Fisher entry was refused (2.1 digits). The
+    reference is the geometric family's Fisher information 1/(p (1 - p)^2) (failures with
+    probability p), evaluated here."""
+    spec = load_spec(write(tmp_path, GEOMETRIC_PAIR, "geometric_pair.toml"))
+    symbol_p, symbol_q = spec.coordinate_symbols
+    with mpmath.workdps(40):
+        point = {symbol_p: mpmath.mpf(p), symbol_q: mpmath.mpf("0.568043821806375")}
+        mass, moments = multivariate.score_moments(spec, point, digits=30)
+        assert abs(mass - 1) < mpmath.mpf(10) ** -30
+        for index, value in enumerate(point.values()):
+            expected = 1 / (value * (1 - value) ** 2)
+            assert abs(moments[index, index] - expected) < mpmath.mpf(10) ** -30 * expected
+        assert abs(moments[0, 1]) < mpmath.mpf(10) ** -30
 
 
 # ----------------------------------------------------------------------------- the multinomial

@@ -3,6 +3,11 @@
 - a gamma family in shape and *rate* with the rate called ``beta``, as most textbooks write
   it: a function's name is free for a parameter (``beta`` bare is the parameter, ``beta(...)``
   the function), and the family derives, verifies and emits;
+- a Laplace mechanism whose scale is called ``a``, the letter the proofs once wrote the
+  excess ``alpha - 1`` with (refused at spec time before): the proof now writes the excess
+  with a letter the family leaves free and says so, and the RDP curve is Mironov's;
+- the geometric family at p = 1/2, whose score vanishes at a probe of the series' scan (the
+  same mistake in a sum);
 - the same family at the rate 1/8 (a sample point the verification really drew): the score in
   the rate, ``a/beta - x``, vanishes *exactly* at the probe ``x = 8a`` of the tail search,
   which took that single zero for the end of the tail and cut the integral there
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import importlib
 import math
+from pathlib import Path
 
 import mpmath
 import numpy as np
@@ -62,10 +68,52 @@ mpmath = "positive"
 """
 
 
+#: The Laplace mechanism with its scale called ``a``.
+LAPLACE_A = """\
+name = "laplace_a"
+variable = "x"
+support = "real"
+density = "exp(-Abs(x - mu)/a)/(2*a)"
+
+[coordinates]
+mu = "real"
+a = "positive"
+
+[mechanism]
+location = "mu"
+scale = "a"
+"""
+
+
+def laplace_rdp(alpha, sensitivity, scale):
+    """Mironov (2017), Table II: the Laplace mechanism's RDP curve at order alpha > 1, with
+    t = sensitivity/scale, at 50 digits."""
+    with mpmath.workdps(50):
+        alpha, t = mpmath.mpf(alpha), mpmath.mpf(sensitivity) / mpmath.mpf(scale)
+        inner = (alpha / (2 * alpha - 1) * mpmath.exp((alpha - 1) * t)
+                 + (alpha - 1) / (2 * alpha - 1) * mpmath.exp(-alpha * t))
+        return mpmath.log(inner) / (alpha - 1)
+
+
 @pytest.fixture(scope="module")
 def generated(tmp_path_factory):
     return generate_through_cli(tmp_path_factory.mktemp("names"),
-                                {"gamma_rate": GAMMA_RATE, "module_names": MODULE_NAMES}, "names")
+                                {"gamma_rate": GAMMA_RATE, "module_names": MODULE_NAMES,
+                                 "laplace_a": LAPLACE_A}, "names")
+
+
+def test_a_mechanism_scale_may_be_called_a(generated):
+    summary, modules = generated
+    assert summary["laplace_a"]["status"] == "ok"
+    module = modules["laplace_a"]
+    for alpha, sensitivity, scale in ((2.0, 1.0, 0.5), (1.0 + 1e-6, 1.0, 3.0), (64.0, 0.1, 2.0)):
+        expected = laplace_rdp(alpha, sensitivity, scale)
+        got = module.rdp_epsilon(alpha, sensitivity=sensitivity, a=scale)
+        assert abs(got - expected) <= 1e-14 * expected, (alpha, sensitivity, scale)
+    # The proof writes the excess alpha - 1 with b (a is the scale) and introduces it.
+    proof = (Path(module.__file__).parent.parent / "latex" / "laplace_a.tex").read_text()
+    assert r"below, $b = \alpha - 1 > 0$" in proof
+    assert "excess" not in proof and r"\frac{e^{\frac{\Delta b}{a}}}{2}" in proof
 
 
 def test_parameters_named_after_modules_derive_and_emit(generated):
@@ -118,6 +166,22 @@ def test_a_tail_probe_on_a_zero_of_the_integrand_does_not_end_the_tail(tmp_path)
         point = {a: mpmath.mpf("1.9432639556302"), rate: mpmath.mpf(1) / 8}
         value = quadrature.expectation(spec, score_a * score_rate * spec.density, point)
         assert abs(value - gamma_rate_fisher(point[a], point[rate])[0][1]) < mpmath.mpf(10)**-35
+
+
+def test_a_probe_on_a_zero_of_a_summand_does_not_end_the_series(tmp_path):
+    """The geometric family p (1 - p)**k at p = 1/2: its score squared, (2 - 2k)**2, is
+    exactly 0 at the probe k = 1 of the series' scan, which took that single zero for the end
+    of the tail (E[s**2] came out 3.99 instead of 1/(p**2 (1 - p)) = 8)."""
+    quadrature = importlib.import_module("raosym.verify.quadrature")
+    path = tmp_path / "geometric.toml"
+    path.write_text('name = "geometric"\nvariable = "k"\nsupport = "integers >= 0"\ndensity = "p*(1 - p)**k"\n'
+                    '[coordinates]\np = "(0, 1)"\n')
+    spec = load_spec(path)
+    p, = spec.coordinate_symbols
+    score = sympy.diff(sympy.log(spec.density), p)
+    with mpmath.workdps(40):
+        value = quadrature.expectation(spec, score**2 * spec.density, {p: mpmath.mpf(1) / 2})
+        assert abs(value - 8) < mpmath.mpf(10)**-35
 
 
 def test_a_constant_name_is_still_refused(tmp_path):

@@ -41,7 +41,7 @@ for K; numeric geodesics for the Rao distance)
     g_a_a         9 points, min 35.5 digits (30 required)
     g_b_a         9 points, min 36.3 digits (30 required)
     g_b_b         9 points, min 35.5 digits (30 required)
-    K             9 points, min 38.5 digits (30 required)
+    K             9 points, min 40 digits (30 required)
     rao_distance  3 points, min 13.9 digits (10 required)
 """
 

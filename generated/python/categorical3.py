@@ -34,12 +34,12 @@ Gaussian curvature
 
 Verification (mpmath at 40 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    44 checks at 14 seeded points; every Fisher and curvature check agreed to at least 33.4
+    44 checks at 14 seeded points; every Fisher and curvature check agreed to at least 38.4
     digits (30 required).
     g_p1_p1                9 points, min 40 digits (30 required)
     g_p2_p1                9 points, min 40 digits (30 required)
     g_p2_p2                9 points, min 38.4 digits (30 required)
-    K                      9 points, min 33.4 digits (30 required)
+    K                      9 points, min 40 digits (30 required)
     rao_distance           5 points, min 33.1 digits (20 required)
     rao_distance_textbook  3 points, min 35.1 digits (20 required)
 """

@@ -37,7 +37,7 @@ for K; numeric geodesics for the Rao distance)
     g_k_k          9 points, min 35.5 digits (30 required)
     g_theta_k      9 points, min 36.3 digits (30 required)
     g_theta_theta  9 points, min 37.1 digits (30 required)
-    K              9 points, min 39.9 digits (30 required)
+    K              9 points, min 40 digits (30 required)
     rao_distance   3 points, min 13.8 digits (10 required)
 """
 

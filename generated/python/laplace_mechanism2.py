@@ -21,9 +21,9 @@ Hypotheses
     none beyond the declared domains
 
 Fisher information g_ij = E[s_i s_j], s_i = d log f / d theta_i
-    g[m1, m1] = b**(-2)    (iterated integrals)
-    g[m2, m1] = 0    (iterated integrals)
-    g[m2, m2] = b**(-2)    (iterated integrals)
+    g[m1, m1] = b**(-2)    (location-scale)
+    g[m2, m1] = 0    (independent factors)
+    g[m2, m2] = b**(-2)    (location-scale)
 
 Line element
     ds^2 = dm1**2/b**2 + dm2**2/b**2

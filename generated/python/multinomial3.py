@@ -35,12 +35,12 @@ Gaussian curvature
 
 Verification (mpmath at 40 digits: quadrature or summation of E[s_i s_j]; Brioschi formula
 for K; numeric geodesics for the Rao distance)
-    52 checks at 16 seeded points; every Fisher and curvature check agreed to at least 31.7
+    52 checks at 16 seeded points; every Fisher and curvature check agreed to at least 38.2
     digits (30 required).
     g_p1_p1                11 points, min 40 digits (30 required)
     g_p2_p1                11 points, min 40 digits (30 required)
     g_p2_p2                11 points, min 38.2 digits (30 required)
-    K                      11 points, min 31.7 digits (30 required)
+    K                      11 points, min 40 digits (30 required)
     rao_distance           5 points, min 32.2 digits (20 required)
     rao_distance_textbook  3 points, min 32.2 digits (20 required)
 """

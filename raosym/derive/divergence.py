@@ -46,11 +46,12 @@ from raosym.derive.steps import ProofStep
 from raosym.errors import DerivationError
 from raosym.functions import RULES, expm1mx, log1pmx, log_ratio
 from raosym.spec.model import FamilySpec
+from raosym.spec.names import EXCESS_NAME, excess_letter
 
 #: The order of the Rényi divergence (``alpha > 1`` is a hypothesis of every result).
 ALPHA = sympy.Symbol("alpha", positive=True)
 #: ``alpha - 1``, positive: the symbol the integrals are taken in (SymPy then knows the sign).
-_EXCESS = sympy.Symbol("a", positive=True)
+_EXCESS = sympy.Symbol(EXCESS_NAME, positive=True)
 #: Substitutions under which identities are checked: a parameter in (0, 1) is written
 #: ``u/(1 + u)`` with ``u > 0``, so that SymPy knows ``1 - p`` is positive and may split the
 #: logarithms of products (a bijection of (0, 1) onto (0, oo), so no generality is lost).
@@ -137,14 +138,14 @@ def _merged(expr: sympy.Expr) -> sympy.Expr:
     return sympy.powsimp(sympy.expand_power_base(sympy.powdenest(expr)))
 
 
-def _beyond_gaussian_integrals(piece: sympy.Expr, x: sympy.Symbol) -> str | None:
+def _beyond_gaussian_integrals(piece: sympy.Expr, x: sympy.Symbol, letter: str) -> str | None:
     """Why SymPy's integrate is not attempted on a piece, or None when it is.
 
     It is attempted only when every factor raised to the symbolic order is an exponential of a
     polynomial of degree at most 2 in ``x`` (Gaussian and Laplace pieces: it closes those in
     seconds). Otherwise (``(1 + t**2)**(-alpha)``, ``exp(-alpha*|t|**N)``) it would run until
     its time budget, and a clock would choose the route: the curve is computed numerically,
-    whatever the machine's speed."""
+    whatever the machine's speed. ``letter`` is the family's name for the excess."""
     for factor in sympy.Mul.make_args(piece):
         if not (factor.has(_EXCESS) and factor.has(x)):
             continue
@@ -154,8 +155,9 @@ def _beyond_gaussian_integrals(piece: sympy.Expr, x: sympy.Symbol) -> str | None
                     continue
             except sympy.PolynomialError:
                 pass
-        return (f"the integrand has the factor {sympy.sstr(factor)}, a power whose exponent "
-                "depends on alpha (through a = alpha - 1): it is not an exponential of a "
+        written = factor.xreplace({_EXCESS: sympy.Symbol(letter)})
+        return (f"the integrand has the factor {sympy.sstr(written)}, a power whose exponent "
+                f"depends on alpha (through {letter} = alpha - 1): it is not an exponential of a "
                 f"polynomial of degree at most 2 in {x}, the kind of integral closed "
                 "symbolically here")
     return None
@@ -307,7 +309,7 @@ def _piecewise_integral(integrand, spec: FamilySpec, arguments, budget) -> tuple
     for lower, upper in itertools.pairwise(breaks):
         inside = _inside(lower, upper)
         piece = _merged(_resolve_kinks(_merged(integrand), x, inside))
-        unsuited = _beyond_gaussian_integrals(piece, x)
+        unsuited = _beyond_gaussian_integrals(piece, x, excess_letter(spec))
         if unsuited is not None:
             closed = _by_euler_gamma(piece, x, lower, upper)
             if closed is None:
@@ -511,7 +513,8 @@ def _derive_renyi(spec, first, second, arguments, budget) -> RenyiCurve:
     f_first, f_second = sympy.Function("f_D")(x), sympy.Function("f_D'")(x)
     steps = [ProofStep(
         "Definition of the Rényi divergence of order alpha > 1 between the adjacent outputs "
-        "f_D and f_D' (the family at the two points).",
+        f"f_D and f_D' (the family at the two points); below, {excess_letter(spec)} = alpha - 1 "
+        "> 0.",
         sympy.Symbol("D_alpha"), sympy.log(over_support(
             f_first**ALPHA * f_second ** (1 - ALPHA), spec)) / (ALPHA - 1),
         "Rényi (1961); Mironov (2017), Definition 3", "definition")]

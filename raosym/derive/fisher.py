@@ -301,10 +301,14 @@ def _summation(spec: FamilySpec, summand: sympy.Expr, *, budget: float) -> Close
             f"SymPy's summation is not attempted on {sympy.sstr(series)}: the summand holds "
             f"{sympy.sstr(beyond[0])}, a polygamma function of the summation variable, which "
             "its algorithms do not sum")
-    result = run_with_budget(sympy.summation, summand, (x, support.lower, support.upper),
+    # The factor free of x outside the sum: SymPy 1.14 sums p**k to 1/(1 - p) (p < 1) but
+    # (1 - p)*p**k to 1 - p**oo.
+    coefficient, varying = summand.as_independent(x, as_Add=False)
+    result = run_with_budget(sympy.summation, varying, (x, support.lower, support.upper),
                              seconds=budget, what=f"summation over {x}")
     if isinstance(result, sympy.Piecewise):
         result = result.args[0][0]
+    result = coefficient * result
     if not is_closed(result):
         raise DerivationError(f"SymPy could not close the sum {sympy.sstr(series)}")
     value = tidy(result)
@@ -389,7 +393,8 @@ def _reduce_location_scale(spec, integrand, location, scale):
         before,
         after,
         f"substitute {sympy.sstr(x)} = {written}, "
-        f"dx = {sympy.sstr(stretch)} dt: the integrand is then a function of t alone",
+        f"d{sympy.sstr(x)} = {'' if stretch == 1 else sympy.sstr(stretch) + ' '}dt: the "
+        "integrand is then a function of t alone",
         "location-scale",
     )
     return coefficient, reduced, t, lower, step
@@ -400,11 +405,18 @@ def _reduce_location_scale(spec, integrand, location, scale):
 
 def fisher_entries(spec: FamilySpec, *, budget: float = DEFAULT_BUDGET) -> tuple[FisherEntry, ...]:
     """Close every entry ``g_ij`` (``j <= i``) of the Fisher matrix, rung by rung."""
+    if spec.multivariate:
+        from raosym.derive.multivariate import coupled_kinds
+        if problem := coupled_kinds(spec):  # the load stage refuses it first, by its key
+            raise DerivationError(f"{spec.path}: {problem}")
     closed = exponential_family(spec)
     if closed is not None:
         return closed
     if spec.multivariate:  # the rungs below integrate over one variable
-        from raosym.derive.multivariate import iterated_entries
+        from raosym.derive.multivariate import factor_entries, iterated_entries
+        by_factors = factor_entries(spec, budget=budget)
+        if by_factors is not None:
+            return by_factors
         return iterated_entries(spec, scores(spec), budget=budget)
     score = scores(spec)
     coordinates = spec.coordinate_symbols
@@ -422,21 +434,13 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
     definition = ProofStep(
         "Definition: the Fisher information is the expected product of the scores.",
         name,
-        _expectation_form(spec, integrand),
+        expectation_over_support(spec, integrand),
         "the score-product form, which holds at kinks too",
         "definition",
     )
-    for strategy, rung in _entry_rungs(spec):
-        try:
-            closed = rung(spec, integrand, budget=budget)
-        except BudgetExceeded as error:
-            # An error, not the next rung: where a budget runs out must not decide the route.
-            raise BudgetExceeded(
-                f"{spec.path}: could not close the Fisher entry {name}: {error}") from None
-        except DerivationError:
-            continue  # the next rung, or in the end the numeric path
-        if closed is None:
-            continue
+    found = closed_by_rungs(spec, integrand, f"the Fisher entry {name}", budget=budget)
+    if found is not None:
+        strategy, closed = found
         hypotheses = convergence_hypotheses(spec, name, closed.conditions, integrand)
         value, steps = closed.value, (definition, *closed.steps)
         if steps[-1].rhs != value:
@@ -461,6 +465,24 @@ def _close_entry(spec, score, i, j, *, budget) -> FisherEntry:
     if closed is not None:
         return FisherEntry(i, j, closed[0], HESSIAN, (definition, *closed[1]))
     return _numeric_entry(spec, i, j, name, definition, (score[i], score[j]))
+
+
+def closed_by_rungs(spec: FamilySpec, integrand: sympy.Expr, what: str, *,
+                    budget: float) -> tuple[str, ClosedIntegral] | None:
+    """``(strategy, closed)``: the integral (sum) of ``integrand`` over the support of a
+    one-variable family by the first rung of the ladder that closes it; None when none does.
+    ``what`` names the integral in the error of a budget that runs out."""
+    for strategy, rung in _entry_rungs(spec):
+        try:
+            closed = rung(spec, integrand, budget=budget)
+        except BudgetExceeded as error:
+            # An error, not the next rung: where a budget runs out must not decide the route.
+            raise BudgetExceeded(f"{spec.path}: could not close {what}: {error}") from None
+        except DerivationError:
+            continue  # the next rung, or in the end the numeric path
+        if closed is not None:
+            return strategy, closed
+    return None
 
 
 def _numeric_entry(spec, i, j, name, definition, pair) -> FisherEntry:
@@ -609,7 +631,9 @@ def _in_support(spec: FamilySpec, value) -> bool:
             and (upper.is_infinite or value < sympy.N(upper, 60)))
 
 
-def _expectation_form(spec, integrand):
+def expectation_over_support(spec, integrand):
+    """``integrand`` under the sum or integral over a one-variable family's support (the
+    form a proof displays)."""
     x, support = spec.variable, spec.support
     if support.kind == "finite":
         return sympy.Function("Sum")(integrand)

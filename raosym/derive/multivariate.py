@@ -1,11 +1,20 @@
 """The derive stage for families of several sample variables (``variables = [...]``).
 
 Called by :func:`raosym.derive.fisher.fisher_entries` when the exponential-family rung (which
-needs no integral, whatever the number of variables) does not close the matrix, and by
+needs no integral, whatever the number of variables) does not close the matrix (the factors
+first, then the iterated expectations), and by
 :func:`raosym.derive.derive` for the Rao distance. Input: a :class:`FamilySpec` whose
 ``variables`` and ``supports`` are set. Output: :class:`FisherEntry` records and a
 :class:`RaoDistance`, with their proof steps.
 
+- **Independent factors** (:func:`factor_entries`): a density whose ``log f`` splits into
+  terms over groups of variables no term couples (:func:`variable_groups`) is the product of
+  its factors, each normalized by its mass; the Fisher information of independent parts adds
+  up, so each entry is a sum of the factors' entries, each factor a family of fewer
+  variables (one variable: the whole one-variable ladder, so a Gumbel beside a normal closes
+  by location-scale reduction where SymPy's integral over both variables ran out of time).
+  Variables of both kinds, discrete and continuous, are allowed in separate factors only
+  (:func:`coupled_kinds`).
 - **Iterated integrals and nested sums** (:func:`iterated_entries`): ``E[s_i s_j]`` is taken
   over the last variable first, its bounds in the earlier ones (Fubini/Tonelli: the integrand
   ``s_i s_j f`` is integrable, which the verify stage confirms numerically). A discrete
@@ -22,6 +31,8 @@ needs no integral, whatever the number of variables) does not close the matrix, 
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import sympy
 
@@ -79,7 +90,284 @@ def expectation_form(spec: FamilySpec, integrand: sympy.Expr) -> sympy.Expr:
     return form
 
 
+def variable_groups(spec: FamilySpec) -> tuple[sympy.Expr, list[tuple[tuple, tuple, sympy.Expr]]]:
+    """``(constant, [(variables, supports, log factor), ...])``: ``log f`` split into a part
+    free of the variables and sums of terms over groups of variables no term couples
+    (connected components of "appear in one term together"); a group's supports may use
+    only its own variables. One group when nothing splits (the Dirichlet's
+    ``log(1 - x1 - x2)``)."""
+    from raosym.derive.fisher import log_density
+
+    variables = spec.variables
+    terms = sympy.Add.make_args(sympy.expand(log_density(spec)))
+    group_of = {v: index for index, v in enumerate(variables)}  # union of linked variables
+
+    def link(linked):
+        labels = {group_of[v] for v in linked}
+        for v in variables:
+            if group_of[v] in labels:
+                group_of[v] = min(labels)
+
+    for term in terms:
+        link([v for v in variables if term.has(v)])
+    for v, support in zip(variables, spec.supports):
+        link([v, *(w for w in variables if w in support.free_symbols())])
+    groups = [[v for v in variables if group_of[v] == label]
+              for label in sorted(set(group_of.values()))]
+    constant = sympy.Add(*(t for t in terms if not t.has(*variables)))
+    split = []
+    for group in groups:
+        log_factor = sympy.Add(*(t for t in terms if t.has(*group)))
+        supports = tuple(spec.supports[variables.index(v)] for v in group)
+        split.append((tuple(group), supports, log_factor))
+    return constant, split
+
+
+def coupled_kinds(spec: FamilySpec) -> str | None:
+    """Why a density is refused when it couples a discrete and a continuous variable (None
+    when it does not): such a family is handled only as a product of independent factors,
+    each of one kind (a count beside a measurement), whose expectations split factor by
+    factor."""
+    if len({support.discrete for support in spec.supports}) < 2:
+        return None
+    for variables, supports, _ in variable_groups(spec)[1]:
+        if len({support.discrete for support in supports}) > 1:
+            counted = [v.name for v, s in zip(variables, supports) if s.discrete]
+            measured = [v.name for v, s in zip(variables, supports) if not s.discrete]
+            return (f"the density couples the discrete variable(s) {', '.join(counted)} with "
+                    f"the continuous variable(s) {', '.join(measured)} (a term of log f, or a "
+                    "bound of a support, holds both); raosym handles variables of both kinds "
+                    "only in a product of independent factors, each all discrete or all "
+                    "continuous")
+    return None
+
+
 # ----------------------------------------------------------------------------- Fisher entries
+
+
+#: The strategy of an entry that the factors of a product density give.
+FACTORS = "independent factors"
+
+
+def factor_entries(spec: FamilySpec, *, budget: float) -> tuple[FisherEntry, ...] | None:
+    """Every entry of a density that factors over independent groups of variables, from the
+    Fisher information of each factor; None when the density does not factor, or a factor's
+    mass or one of its entries has no closed form (then the entries are taken over every
+    variable at once).
+
+    With ``f = e^c ∏_g φ_g`` (:func:`variable_groups`) and ``M_g = ∫ φ_g`` over the group's
+    variables, ``f = ∏_g f_g`` with the normalized factors ``f_g = φ_g/M_g`` (the mass of
+    ``f`` is 1), the groups are independent under ``f``, and the Fisher information of
+    independent parts adds up: ``g_ij = Σ_g E_{f_g}[∂_i log f_g ∂_j log f_g]``, each term
+    the Fisher information of a family of fewer variables (a one-variable factor goes down
+    the whole one-variable ladder: location-scale reduction, kinks, Euler integrals)."""
+    constant, groups = variable_groups(spec)
+    if len(groups) < 2:
+        return None
+    coordinates = spec.coordinate_symbols
+    written = _written_factors(spec, [variables for variables, _, _ in groups])
+    factors = []
+    for index, (variables, supports, log_factor) in enumerate(groups):
+        if written is not None:
+            unnormalized = written[index]
+        else:
+            unnormalized = _readable(
+                log_factor + _share(constant, log_factor, [g for _, _, g in groups]))
+        factor = _factor(spec, variables, supports, unnormalized, budget)
+        if factor is None:
+            return None
+        factors.append(factor)
+    if set(coordinates) - set().union(*(f.coordinate_symbols for f, _, _ in factors)):
+        return None  # a coordinate no factor depends on: no entry of it closes here
+    contributions = {}
+    for factor_spec, mass, entries in factors:
+        for entry in entries:
+            if entry.value is None:
+                return None
+        own = [coordinates.index(c) for c in factor_spec.coordinate_symbols]
+        for entry in entries:
+            row, column = sorted((own[entry.row], own[entry.column]), reverse=True)
+            contributions.setdefault((row, column), []).append((factor_spec, mass, entry))
+    derived = []
+    masses_shown: set[tuple] = set()  # the factors whose mass a proof has shown
+    for i in range(len(coordinates)):
+        for j in range(i + 1):
+            derived.append(_summed_entry(spec, i, j, contributions.get((i, j), []),
+                                         masses_shown))
+    return tuple(derived)
+
+
+def _written_factors(spec, groups) -> list[sympy.Expr] | None:
+    """The factor of each group of variables as the file writes it: the factors of the
+    density's product (an exponential of a sum split into a product) that hold the group's
+    variables, times those free of every variable whose coordinates only this group's
+    factors hold (the Gumbel's ``1/b``); None when a factor of the product holds variables
+    of two groups (then the factors are read off ``log f`` instead). Kept as written, a
+    factor ``exp(-(x - m)/s)/(1 + exp(-(x - m)/s))**2`` is still a function of ``(x - m)/s``,
+    which the location-scale rung recognizes; rebuilt from the expanded logarithm it is
+    ``exp(-x/s)/(exp(m/s)*exp(-x/s) + 1)**2``, which it does not."""
+    parts = sympy.Mul.make_args(sympy.expand_power_exp(spec.density))
+    products = [sympy.S.One for _ in groups]
+    free = []
+    for part in parts:
+        holders = [n for n, group in enumerate(groups) if part.has(*group)]
+        if len(holders) > 1:
+            return None
+        if holders:
+            products[holders[0]] *= part
+        else:
+            free.append(part)
+    for part in free:
+        owners = [n for n, product in enumerate(products)
+                  if part.free_symbols and part.free_symbols <= product.free_symbols]
+        others = [n for n, product in enumerate(products)
+                  if part.free_symbols & product.free_symbols]
+        if len(owners) == 1 and others == owners:
+            products[owners[0]] *= part
+    return products
+
+
+def _share(constant, log_factor, log_factors) -> sympy.Expr:
+    """The terms of the variable-free part of ``log f`` whose coordinates only this factor
+    holds (its ``-log b``): the factor then reads as the density the file multiplied in. Any
+    other term is left out; the factor's mass normalizes it whatever is left out."""
+    own = log_factor.free_symbols
+    others = set().union(*(g.free_symbols for g in log_factors if g != log_factor))
+    return sympy.Add(*(t for t in sympy.Add.make_args(constant)
+                       if t.free_symbols and t.free_symbols <= own - others))
+
+
+def _readable(exponent: sympy.Expr) -> sympy.Expr:
+    """``exp(exponent)``, a factor's log, as a reader writes the factor: the exponent's
+    rational terms factored (``-(y - n)**2/(2*s**2)``), exponentials of sums joined
+    (``exp((m - x)/b)``), logarithms combined into powers (``p**k``, not
+    ``exp(k*log(p))``, which SymPy's summation does not recognize as geometric; only where
+    the assumptions make it an identity)."""
+    exponent = sympy.powsimp(exponent)
+    terms = sympy.Add.make_args(exponent)
+    rational = sympy.Add(*(t for t in terms if t.is_rational_function()))
+    rest = sympy.Add(*(t for t in terms if not t.is_rational_function()))
+    return sympy.exp(sympy.logcombine(sympy.factor(rational) + rest))
+
+
+def _factor(spec, variables, supports, unnormalized, budget):
+    """``(family of the factor, (its mass, the steps that closed it), its Fisher entries)`` for
+    the factor ``φ_g`` of a group of variables, normalized by its mass; None when the mass
+    has no closed form."""
+    from raosym.derive.fisher import closed_by_rungs, fisher_entries
+
+    own = tuple(p for p in spec.coordinates if unnormalized.has(p.symbol))
+    if not own:
+        return None  # a factor free of the coordinates: it changes no score
+    one = len(variables) == 1
+    shape = {"variable": variables[0], "support": supports[0],
+             "variables": () if one else variables, "supports": () if one else supports}
+    unnormalized_spec = dataclasses.replace(spec, density=unnormalized, coordinates=own,
+                                            mechanism=None, density_text="", **shape)
+    what = f"the mass of the factor of {', '.join(v.name for v in variables)}"
+    if one:
+        found = closed_by_rungs(unnormalized_spec, unnormalized, what, budget=budget)
+        if found is None:
+            return None
+        mass, steps = tidy(found[1].value), found[1].steps
+    else:
+        try:
+            mass, _, justification = _iterated(unnormalized_spec, unnormalized, what, budget)
+        except DerivationError:
+            return None
+        steps = (ProofStep(f"The mass of the factor of {', '.join(v.name for v in variables)}.",
+                           expectation_form(unnormalized_spec, unnormalized), mass,
+                           justification, "iterated integrals"),)
+    if not is_closed(mass) or mass.has(*spec.sample_variables) or mass == 0:
+        return None
+    factor_spec = dataclasses.replace(unnormalized_spec, density=unnormalized / mass)
+    return factor_spec, (mass, steps), fisher_entries(factor_spec, budget=budget)
+
+
+def _summed_entry(spec, i, j, parts, masses_shown) -> FisherEntry:
+    """The entry ``g_ij``: the sum of the factors' entries that hold both coordinates (0
+    when none does: the scores of independent factors are uncorrelated, each of mean 0).
+    A factor and its mass are shown in the first entry that uses it (``masses_shown`` records
+    the factors shown)."""
+    coordinates = spec.coordinate_symbols
+    name = fisher_symbol(coordinates[i].name, coordinates[j].name)
+    definition = ProofStep(
+        "Definition: the Fisher information is the expected product of the scores.",
+        name, expectation_form(spec, _score_product(spec, i, j)),
+        "the score-product form, over every sample variable", "definition")
+    if not parts:
+        return FisherEntry(i, j, sympy.S.Zero, FACTORS, (definition, ProofStep(
+            "No factor of the density depends on both coordinates.", definition.rhs,
+            sympy.S.Zero,
+            "the density is the product of independent factors; the two scores are functions "
+            "of different factors, so their product has the expectation E[s_i] E[s_j] = 0",
+            FACTORS)))
+    steps, reduced, value = [], [], sympy.S.Zero
+    for factor_spec, (mass, mass_steps), entry in parts:
+        variables = factor_spec.sample_variables
+        key = (variables, factor_spec.density)
+        if key not in masses_shown:
+            # The factor and its mass first, where a reader meets the factor: the definition
+            # then opens the chain of the entry's own computation.
+            masses_shown.add(key)
+            normalized = ("is a density of its own (its mass is 1)" if mass == 1 else
+                          f"divided by its mass {sympy.sstr(mass)}, is a density of its own")
+            steps.append(ProofStep(
+                f"The density is the product of independent factors, one for each group of "
+                f"variables that no term of log f couples; the factor of "
+                f"{', '.join(v.name for v in variables)}, {normalized}.",
+                sympy.Function(f"f_{_group_number(spec, variables)}")(*variables),
+                factor_spec.density, "its mass, by the steps that follow", FACTORS))
+            steps += mass_steps
+        opened = entry.steps and entry.steps[0].strategy == "definition"
+        reduced.append((variables, _factor_form(factor_spec, entry),
+                        entry.steps[1:] if opened else entry.steps))
+        value += entry.value
+    steps.append(definition)
+    factors = ", ".join(f"f_{_group_number(spec, variables)}" for variables, _, _ in reduced)
+    several = len(reduced) > 1
+    steps.append(ProofStep(
+        f"Only the factor{'s' if several else ''} {factors} depend{'' if several else 's'} on "
+        "both coordinates.",
+        definition.rhs, sympy.Add(*(form for _, form, _ in reduced), evaluate=False),
+        "under f the groups of variables are independent and each factor is a density of "
+        "its own (defined above); the Fisher information of independent parts adds up, the "
+        "other factors integrating to 1 and their scores having mean 0", FACTORS))
+    for _, _, rest in reduced:
+        steps += rest
+    strategy = parts[0][2].strategy if len(parts) == 1 else FACTORS
+    hypotheses = tuple(h for _, _, entry in parts for h in entry.hypotheses)
+    if len(parts) > 1:
+        steps.append(ProofStep(
+            "The Fisher information of independent factors adds up.", name, value,
+            "the entries of the factors above, summed", FACTORS))
+    return FisherEntry(i, j, tidy(value), strategy, tuple(steps), hypotheses)
+
+
+def _factor_form(factor_spec, entry) -> sympy.Expr:
+    """The entry of a factor as the expectation over the factor's own variables."""
+    from raosym.derive.fisher import expectation_over_support, scores
+
+    score = scores(factor_spec)
+    integrand = score[entry.row] * score[entry.column] * factor_spec.density
+    if factor_spec.multivariate:
+        return expectation_form(factor_spec, integrand)
+    return expectation_over_support(factor_spec, integrand)
+
+
+def _group_number(spec, variables) -> int:
+    """The factor's number in the proofs: 1 for the group of the first variable, and so on."""
+    groups = variable_groups(spec)[1]
+    return next(n for n, group in enumerate(groups, 1) if group[0] == variables)
+
+
+def _score_product(spec, i, j):
+    from raosym.derive.fisher import scores
+
+    score = scores(spec)
+    return score[i] * score[j] * spec.density
+
+
 
 
 def iterated_entries(spec: FamilySpec, score, *, budget: float) -> tuple[FisherEntry, ...]:

@@ -17,7 +17,9 @@ backend (to give a parameter a local variable that collides with nothing). The r
   and with equal assumptions would have been the same SymPy symbol as the point's).
 - In a family with a ``[mechanism]`` the derivation engine uses the symbols of
   :data:`MECHANISM_NAMES` itself (the Rényi order, the Rao-DP budget, the sensitivity), so no
-  parameter of such a family may be called that.
+  parameter of such a family may be called that. The excess ``alpha - 1`` of the order is an
+  internal symbol (:data:`EXCESS_NAME`, which no parameter can take): a proof writes it with
+  the first letter of :data:`EXCESS_LETTERS` the family leaves free (:func:`excess_letter`).
 - The mpmath functions the verify stage and the gate print with lambdify bind each argument's
   name in the namespace of the code they run, beside ``mpmath``: :func:`hidden_arguments`
   renames the arguments ``_`` + their name first (a parameter ``mpmath`` crashed
@@ -48,15 +50,30 @@ LOCAL_NAMES = PUBLIC_NAMES | frozenset({
     "l", "O", "I", *keyword.kwlist,
 })
 #: Names the derivation engine gives its own symbols in a mechanism family: the Rényi order
-#: alpha and its excess a = alpha - 1, the Rao-DP budget theta, and the sensitivity (Delta
-#: in formulas, ``sensitivity`` in generated code).
+#: alpha, the Rao-DP budget theta, and the sensitivity (Delta in formulas, ``sensitivity`` in
+#: generated code).
 MECHANISM_NAMES = {
     "alpha": "the order of the Renyi divergence",
-    "a": "the excess alpha - 1 of the Renyi order",
     "theta": "the Rao-DP budget",
     "sensitivity": "the sensitivity argument of the generated accounting functions",
     "Delta": "the sensitivity of the mechanism",
 }
+
+
+#: The name of the engine's symbol for the excess ``alpha - 1`` of the Rényi order (a leading
+#: ``_``, which a parameter name never has: it cannot be a parameter's symbol).
+EXCESS_NAME = "_excess"
+#: The letters a proof may write the excess with, in order of preference.
+EXCESS_LETTERS = ("a", "b", "c", "u", "v", "w")
+
+
+def excess_letter(spec) -> str:
+    """The letter a family's proofs write the excess ``alpha - 1`` with: the first of
+    :data:`EXCESS_LETTERS` that names none of its parameters and sample variables, so
+    ``a = alpha - 1`` never reads as a parameter called ``a``."""
+    variables = getattr(spec, "sample_variables", ())  # a printer's stand-in spec has none
+    taken = {p.name for p in spec.parameters} | {v.name for v in variables}
+    return next((letter for letter in EXCESS_LETTERS if letter not in taken), "a'")
 
 
 def constant_name_problem(name: str) -> str | None:

@@ -408,11 +408,8 @@ class _SpecBuilder:
                                   "bound may use only the variables listed before it", key)
             supports.append(support)
             variables.append(_variable_symbol(name, support))
-        kinds = {support.discrete for support in supports}
-        if len(kinds) > 1:
-            raise self._error("the variables' supports mix continuous intervals and discrete "
-                              "sets; raosym needs all of them continuous (a density) or all "
-                              "discrete (a probability mass function)", "support")
+        # Continuous and discrete variables may be mixed; the derive stage refuses a density
+        # that couples the two kinds (it handles them only in independent factors).
         return tuple(variables), tuple(supports)
 
     def _check_support_symbols(self, support, coordinates, key) -> None:

@@ -27,8 +27,10 @@ def probe_values(spec: FamilySpec, point) -> list:
         return [evaluate(p, point) for p in support.points]
     lower, upper = evaluate(support.lower, point), evaluate(support.upper, point)
     if support.kind == "integers":
-        top = min(upper, lower + 60)
-        return [mpmath.mpf(k) for k in range(int(lower), int(top) + 1)]
+        # 61 integers from the lower end, or ending at the upper one, or around 0 (all of them)
+        start = lower if lower > -mpmath.inf else (upper - 60 if upper < mpmath.inf else -30)
+        top = min(upper, start + 60)
+        return [mpmath.mpf(k) for k in range(int(start), int(top) + 1)]
     values = [lower + (upper - lower) * k / 64 for k in range(1, 64)] if upper < mpmath.inf \
         else []
     origin = lower if lower > -mpmath.inf else mpmath.mpf(0)
@@ -102,7 +104,13 @@ def _check_sign(spec: FamilySpec, point) -> None:
 
 def _check_several_variables(spec: FamilySpec, count: int) -> None:
     """The same checks over several variables: the sign at every node (outcome) of the
-    nested rule, the normalization by that rule (:mod:`raosym.verify.multivariate`)."""
+    nested rule, the normalization by that rule (:mod:`raosym.verify.multivariate`); first,
+    that no group of variables mixes the two kinds, which no rule here sums and integrates
+    at once."""
+    from raosym.derive.multivariate import coupled_kinds
+
+    if problem := coupled_kinds(spec):
+        raise SpecError(problem, path=spec.path, key="density")
     kind = "sum" if all(s.discrete for s in spec.supports) else "integral"
     supports = ", ".join(f"{v} in {s.text}" for v, s in zip(spec.variables, spec.supports))
     with mpmath.workdps(_WORKING_DIGITS):

@@ -132,15 +132,21 @@ def _sums(spec, integrands, point, nonnegative_first):
 def _series_sums(support, function, arguments, point, count, nonnegative_first):
     """Each integrand summed over the integers of ``support`` by the one-variable verify
     stage's series (the head added term by term, the tail extrapolated), the integrands
-    evaluated once per term for all of them."""
+    evaluated once per term for all of them.
+
+    The values are kept by term *and working precision*: the Euler-Maclaurin tail
+    differentiates the terms numerically at raised precision, and a term kept from the head's
+    precision among them made the difference quotients garbage (the mass of p**k at
+    p = 0.999 came out 1007.67 instead of 1000)."""
     values_at = {}
 
     def values(k):
-        if k not in values_at:
-            values_at[k] = function(k, *arguments)
-            if nonnegative_first and not values_at[k][0] >= 0:
-                raise ValueError(f"{mpmath.nstr(values_at[k][0], 8)} at {mpmath.nstr(k, 8)}")
-        return values_at[k]
+        key = (k, mpmath.mp.prec)
+        if key not in values_at:
+            values_at[key] = function(k, *arguments)
+            if nonnegative_first and not values_at[key][0] >= 0:
+                raise ValueError(f"{mpmath.nstr(values_at[key][0], 8)} at {mpmath.nstr(k, 8)}")
+        return values_at[key]
 
     lower, upper = evaluate(support.lower, point), evaluate(support.upper, point)
     totals = [series_sum(lambda k, index=index: values(k)[index], lower, upper)
@@ -533,8 +539,9 @@ def negative_value(spec: FamilySpec, point):
             if support.kind == "finite":
                 probes = [_number(p.subs(earlier)) for p in support.points]
             elif support.discrete:
-                top = min(upper, lower + 8) if lower > -mpmath.inf else upper
-                start = lower if lower > -mpmath.inf else top - 8
+                start = lower if lower > -mpmath.inf else (
+                    upper - 8 if upper < mpmath.inf else mpmath.mpf(-4))
+                top = min(upper, start + 8)
                 probes = [mpmath.mpf(k) for k in range(int(start), int(top) + 1)]
             elif lower > -mpmath.inf and upper < mpmath.inf:
                 probes = [lower + (upper - lower) * k / 10 for k in range(1, 10)]
@@ -563,35 +570,14 @@ class _Space:
 
 
 def independent_groups(spec: FamilySpec):
-    """``(constant, [(space, log factor), ...])``: ``log f`` split into a part free of the
-    variables and sums of terms over groups of variables no term couples (connected
-    components of "appear in one term together"); a group's supports may use only its own
-    variables. One group when nothing splits (the Dirichlet's ``log(1 - x1 - x2)``)."""
-    from raosym.derive.fisher import log_density
+    """``(constant, [(space, log factor), ...])``: the derive stage's split of ``log f``
+    (:func:`raosym.derive.multivariate.variable_groups`), each group of variables as the
+    space an expectation runs over."""
+    from raosym.derive.multivariate import variable_groups
 
-    variables = spec.variables
-    terms = sympy.Add.make_args(sympy.expand(log_density(spec)))
-    group_of = {v: index for index, v in enumerate(variables)}  # union of linked variables
-
-    def link(linked):
-        labels = {group_of[v] for v in linked}
-        for v in variables:
-            if group_of[v] in labels:
-                group_of[v] = min(labels)
-
-    for term in terms:
-        link([v for v in variables if term.has(v)])
-    for v, support in zip(variables, spec.supports):
-        link([v, *(w for w in variables if w in support.free_symbols())])
-    groups = [[v for v in variables if group_of[v] == label]
-              for label in sorted(set(group_of.values()))]
-    constant = sympy.Add(*(t for t in terms if not t.has(*variables)))
-    split = []
-    for group in groups:
-        log_factor = sympy.Add(*(t for t in terms if t.has(*group)))
-        supports = [spec.supports[variables.index(v)] for v in group]
-        split.append((_Space(group, supports), log_factor))
-    return constant, split
+    constant, groups = variable_groups(spec)
+    return constant, [(_Space(variables, supports), log_factor)
+                      for variables, supports, log_factor in groups]
 
 
 def score_moments(spec: FamilySpec, point, *, digits: float, mass_only: bool = False):

@@ -130,10 +130,24 @@ def hoisted(integrands, variables, point: dict) -> tuple[list, dict]:
 
 def series_sum(at, lower, upper) -> mpmath.mpf:
     """A sum over the integers from ``lower`` to ``upper`` (infinite, or too many to add one by
-    one): the terms up to past the largest of them are added directly, and only the tail
-    after it, where the terms fall, is left to ``nsum``'s extrapolation. Extrapolating from
-    ``lower`` fails when the terms first rise for thousands of terms (a negative binomial at
-    p = 0.001 has its mass near 1500)."""
+    one). A sum that runs to minus infinity is turned round, ``Σ_{k<=u} f(k) = Σ_{j>=-u}
+    f(-j)``, and one over all the integers is split at 0 (the discrete Laplace
+    distribution's ``q^|k|``): each half a sum of :func:`_rightward_sum`."""
+    if lower == -mpmath.inf:
+        def mirrored(k):
+            return at(-k)
+
+        if upper == mpmath.inf:
+            return _rightward_sum(at, 0, upper) + _rightward_sum(mirrored, 1, mpmath.inf)
+        return _rightward_sum(mirrored, -upper, mpmath.inf)
+    return _rightward_sum(at, lower, upper)
+
+
+def _rightward_sum(at, lower, upper) -> mpmath.mpf:
+    """A sum over the integers from a finite ``lower`` to ``upper``: the terms up to past the
+    largest of them are added directly, and only the tail after it, where the terms fall, is
+    left to ``nsum``'s extrapolation. Extrapolating from ``lower`` fails when the terms first
+    rise for thousands of terms (a negative binomial at p = 0.001 has its mass near 1500)."""
     start = int(lower)
     largest, peak, negligible = None, start, mpmath.inf
     for power in range(64):
@@ -143,7 +157,9 @@ def series_sum(at, lower, upper) -> mpmath.mpf:
         value = abs(at(mpmath.mpf(k)))
         if largest is None or value > largest:
             largest, peak = value, k
-        elif value < largest * _NEGLIGIBLE:
+        elif value < largest * _NEGLIGIBLE and abs(at(mpmath.mpf(k + 1))) < largest * _NEGLIGIBLE:
+            # Two terms in a row: a single one may be a zero of the summand (a centred score
+            # squared, (k/p - 2)**2 p**k, vanishes at k = 1), not the end of its tail.
             negligible = k
             break
     stop = min(2 * peak - start + 1, int(upper) if upper != mpmath.inf else 2 * peak - start + 1)
@@ -172,8 +188,8 @@ def _euler_maclaurin_sum(at, start: int, negligible, upper, peak=None) -> mpmath
     would take hours), else at infinity."""
     first = start + _HEAD_TERMS
     head = mpmath.fsum(at(mpmath.mpf(k)) for k in range(start, min(first, upper + 1)))
-    if first > upper:
-        return head
+    if first > min(upper, negligible):
+        return head  # the terms after the head are below 1e-80 of the largest
     end, step = min(upper, negligible), mpmath.log(4)
     points = [mpmath.log(first)]
     # To the end, or to k = 4^32 K (10^22) in a power law's slow tail, beyond which the

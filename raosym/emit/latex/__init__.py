@@ -141,7 +141,7 @@ def section_context(verified: Verified) -> dict:
         # x in S, or for several variables each with its support (x2 in (0, 1 - x1)).
         "support": ", ".join(rf"{printer.doprint(v)} \in {support_latex(s, printer)}"
                              for v, s in spec.sample_supports),
-        "density_kind": "probability mass function" if spec.support.discrete else "density",
+        "density_kind": _density_kind(spec, printer),
         "coordinates": [_parameter(p.name, p.domain, printer) for p in spec.coordinates],
         "coordinate_tuple": ", ".join(symbol_latex(p.name) for p in spec.coordinates),
         # the point of the manifold: theta, unless a parameter is called theta itself
@@ -362,6 +362,19 @@ def _entry(spec: FamilySpec, entry: FisherEntry, shared: int, printer: ProofPrin
             for base in literature[1]],
     }
 
+
+
+def _density_kind(spec, printer) -> str:
+    """What the family's f is: a density, a probability mass function, or (variables of
+    both kinds) a density with respect to counting measure in its discrete variables."""
+    kinds = {support.discrete for _, support in spec.sample_supports}
+    if kinds == {True}:
+        return "probability mass function"
+    if kinds == {False}:
+        return "density"
+    counted = ", ".join(f"${printer.doprint(v)}$" for v, support in spec.sample_supports
+                        if support.discrete)
+    return f"density (with respect to counting measure in {counted})"
 
 #: The strategy of a rewrite into a cancellation-free form (derive stage).
 REWRITE_STRATEGY = "stable form"

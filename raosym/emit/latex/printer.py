@@ -27,6 +27,7 @@ from raosym.derive.steps import fisher_symbol
 from raosym.emit.latex.forms import nonnegative_on_domain, positive_on_domain
 from raosym.functions import log_ratio
 from raosym.spec.model import FamilySpec
+from raosym.spec.names import EXCESS_NAME, excess_letter
 
 #: Names SymPy prints as Greek letters (as subscripts too: D_alpha).
 GREEK_NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota",
@@ -150,7 +151,7 @@ def _varepsilon(text: str) -> str:
 
 def symbol_names(spec: FamilySpec) -> dict[sympy.Symbol, str]:
     """The LaTeX names of the symbols a family's proofs use, beyond SymPy's defaults."""
-    names: dict[sympy.Symbol, str] = {}
+    names: dict[sympy.Symbol, str] = {sympy.Symbol(EXCESS_NAME): excess_letter(spec)}
     for parameter in spec.parameters:
         if parameter.name in ABBREVIATIONS:
             names[parameter.symbol] = ABBREVIATIONS[parameter.name]
