@@ -171,7 +171,8 @@ def test_a_tail_probe_on_a_zero_of_the_integrand_does_not_end_the_tail(tmp_path)
 def test_a_probe_on_a_zero_of_a_summand_does_not_end_the_series(tmp_path):
     """The geometric family p (1 - p)**k at p = 1/2: its score squared, (2 - 2k)**2, is
     exactly 0 at the probe k = 1 of the series' scan, which took that single zero for the end
-    of the tail (E[s**2] came out 3.99 instead of 1/(p**2 (1 - p)) = 8)."""
+    of the tail (the same scan summed (k/p - 2)**2 p**k at p = 1/2 to 3.99 instead of 16, and
+    gave the geometric pair's entry 1.99 instead of 8); E[s**2] is 1/(p**2 (1 - p)) = 8."""
     quadrature = importlib.import_module("raosym.verify.quadrature")
     path = tmp_path / "geometric.toml"
     path.write_text('name = "geometric"\nvariable = "k"\nsupport = "integers >= 0"\ndensity = "p*(1 - p)**k"\n'
